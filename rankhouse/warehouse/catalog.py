@@ -1,0 +1,154 @@
+"""Model files: a short `-- key: value` header, then plain SQL (a jinja2 template).
+
+    -- name: run_ranking
+    -- version: 1
+    -- stage: prepare
+    -- grain: run_id, qid, rank
+    -- audits: not_null(run_id, qid, docno); unique_grain; at_least_one_row
+    -- parameters: depth = 0
+    -- description: Each run's documents in trec_eval's order ...
+    --   (an indented comment line continues the previous key)
+    SELECT ...
+
+Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits,
+description are required; parameters (TOML inline-table body: defaults of the jinja2 variables
+the SQL uses), depends_on (tables the SQL parser cannot see) and dialect (`duckdb: <reason>` for a
+model that needs DuckDB-only features and is exempt from the Spark portability check) are optional.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rankhouse.errors import ModelError
+
+STAGES = ("prepare", "evaluate")
+REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
+OPTIONAL = ("parameters", "depends_on", "dialect")
+HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
+CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
+AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
+
+
+@dataclass(frozen=True)
+class Audit:
+    """A blocking check on a model's output: not_null, unique_grain, accepted_range or at_least_one_row."""
+
+    kind: str
+    args: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.kind}({', '.join(self.args)})" if self.args else self.kind
+
+
+AUDIT_ARITY = {"not_null": None, "unique_grain": 0, "accepted_range": 3, "at_least_one_row": 0}
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model file: its header and its SQL template."""
+
+    name: str
+    path: Path
+    group: str
+    version: int
+    stage: str
+    grain: tuple[str, ...]
+    audits: tuple[Audit, ...]
+    description: str
+    template: str
+    parameters: dict = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+    dialect: str | None = None
+
+    @property
+    def table(self) -> str:
+        """The table the model builds: `models.<name>`."""
+        return f"models.{self.name}"
+
+
+def parse_header(text: str, path: Path) -> tuple[dict[str, str], str]:
+    """Split a model file into its header (key -> raw value) and its SQL body."""
+    lines = text.splitlines()
+    header: dict[str, str] = {}
+    key = None
+    body_start = len(lines)
+    for i, line in enumerate(lines):
+        continued = CONTINUATION.match(line)
+        keyed = HEADER_LINE.match(line)
+        if continued and key is not None:
+            header[key] += " " + continued.group(1).strip()
+        elif keyed:
+            key = keyed.group(1)
+            if key in header:
+                raise ModelError(path.stem, f"header key {key!r} given twice ({path})")
+            header[key] = keyed.group(2).strip()
+        else:
+            body_start = i
+            break
+    return header, "\n".join(lines[body_start:]).strip() + "\n"
+
+
+def parse_audits(model: str, text: str) -> tuple[Audit, ...]:
+    """`not_null(a, b); unique_grain` -> (Audit('not_null', ('a', 'b')), Audit('unique_grain'))."""
+    audits = []
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        match = AUDIT.match(item)
+        if not match or match.group(1) not in AUDIT_ARITY:
+            raise ModelError(model, f"unknown audit {item!r}; known: {', '.join(AUDIT_ARITY)}")
+        kind = match.group(1)
+        args = tuple(a.strip() for a in match.group(2).split(",")) if match.group(2) else ()
+        arity = AUDIT_ARITY[kind]
+        if (arity is None and not args) or (arity is not None and len(args) != arity):
+            raise ModelError(model, f"audit {item!r} has the wrong number of arguments")
+        audits.append(Audit(kind, args))
+    return tuple(audits)
+
+
+def parse_model(path: Path, models_dir: Path) -> Model:
+    """Read one model file."""
+    header, body = parse_header(path.read_text(encoding="utf-8"), path)
+    name = header.get("name", path.stem)
+    missing = [k for k in REQUIRED if k not in header]
+    if missing:
+        raise ModelError(name, f"header lacks {', '.join(missing)} ({path})")
+    unknown = sorted(set(header) - set(REQUIRED) - set(OPTIONAL))
+    if unknown:
+        raise ModelError(name, f"unknown header keys {', '.join(unknown)} ({path})")
+    if name != path.stem:
+        raise ModelError(name, f"header name must equal the file name {path.name}")
+    if header["stage"] not in STAGES:
+        raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
+    try:
+        version = int(header["version"])
+        parameters = tomllib.loads(f"p = {{{header.get('parameters', '')}}}")["p"]
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ModelError(name, f"bad version or parameters in the header: {exc}") from None
+    return Model(
+        name=name,
+        path=path,
+        group=path.parent.relative_to(models_dir).as_posix(),
+        version=version,
+        stage=header["stage"],
+        grain=tuple(c.strip() for c in header["grain"].split(",") if c.strip()),
+        audits=parse_audits(name, header["audits"]),
+        description=header["description"],
+        template=body,
+        parameters=parameters,
+        depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
+        dialect=header.get("dialect") or None,
+    )
+
+
+def load_models(models_dir: Path) -> dict[str, Model]:
+    """Every `*.sql` model under `models_dir`, by name; names must be unique across groups."""
+    models: dict[str, Model] = {}
+    for path in sorted(models_dir.rglob("*.sql")):
+        model = parse_model(path, models_dir)
+        if model.name in models:
+            raise ModelError(model.name, f"defined twice: {models[model.name].path} and {path}")
+        models[model.name] = model
+    return models

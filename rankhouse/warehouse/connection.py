@@ -1,0 +1,151 @@
+"""Opening a warehouse: the main DuckDB file, its labels file, transactions and the gate."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from rankhouse.errors import RankhouseError
+from rankhouse.paths import read_sql
+
+DEFAULT_DB = "rankhouse.duckdb"
+MEMORY = ":memory:"
+
+
+def labels_path_for(db: str | Path) -> str:
+    """The default labels file of a warehouse: `x.duckdb` -> `x.labels.duckdb`.
+
+    >>> labels_path_for("study.duckdb")
+    'study.labels.duckdb'
+    """
+    db = str(db)
+    if db.endswith(".duckdb"):
+        return db[: -len(".duckdb")] + ".labels.duckdb"
+    return db + ".labels.duckdb"
+
+
+class Warehouse:
+    """A connection to a warehouse file (or `:memory:`) and the path of its labels file.
+
+    Labels are never written to the main file: loaders write them through `labels()`, and
+    evaluation reads them through the read-only `gate` catalog that `open_gate()` attaches.
+
+    >>> wh = Warehouse(":memory:")
+    >>> wh.sql("SELECT count(*) FROM raw.runs")
+    [(0,)]
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB, labels: str | Path | None = None) -> None:
+        self.path = str(path)
+        self._tmpdir: str | None = None
+        if labels is not None:
+            self.labels_path = str(labels)
+        elif self.path == MEMORY:
+            # An in-memory warehouse gets a throw-away labels file, so that labels keep the same
+            # rules (separate file, read-only gate) everywhere.
+            self._tmpdir = tempfile.mkdtemp(prefix="rankhouse-")
+            self.labels_path = str(Path(self._tmpdir) / "labels.duckdb")
+        else:
+            self.labels_path = labels_path_for(self.path)
+        try:
+            self.con = duckdb.connect(self.path)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise RankhouseError(
+                    f"warehouse {self.path} is in use by another process (DuckDB allows one writer at a time): {exc}"
+                ) from None
+            raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
+        self.con.execute(read_sql("warehouse.sql"))
+        self.catalog = self.con.execute("SELECT current_database()").fetchall()[0][0]
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def sql(self, query: str, params: list | tuple | dict | None = None) -> list[tuple]:
+        """Run one statement and fetch every row."""
+        return self.con.execute(query, params).fetchall()
+
+    def columns(self, query: str, params: list | tuple | None = None) -> tuple[list[str], list[tuple]]:
+        """Run one statement; return its column names and rows."""
+        cur = self.con.execute(query, params)
+        rows = cur.fetchall()
+        return [d[0] for d in cur.description], rows
+
+    def table_exists(self, qualified: str) -> bool:
+        """Whether `schema.table` (or `catalog.schema.table`) exists."""
+        parts = qualified.split(".")
+        if len(parts) == 2:
+            parts = [self.catalog, *parts]
+        catalog, schema, table = parts
+        return bool(
+            self.sql(
+                "SELECT 1 FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? "
+                "AND table_name = ? UNION ALL SELECT 1 FROM duckdb_views() WHERE database_name = ? "
+                "AND schema_name = ? AND view_name = ?",
+                [catalog, schema, table, catalog, schema, table],
+            )
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: committed if the block finishes, rolled back if it raises."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    # -- labels and the gate ------------------------------------------------------------------
+    def attached(self) -> set[str]:
+        """Names of the attached catalogs."""
+        return {row[0] for row in self.sql("SELECT database_name FROM duckdb_databases()")}
+
+    @contextmanager
+    def labels(self) -> Iterator[str]:
+        """Attach the labels file read-write as catalog `labels` for the block (loaders only)."""
+        if "gate" in self.attached():
+            self.close_gate()
+        self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS labels")
+        try:
+            self.con.execute("USE labels")
+            self.con.execute(read_sql("labels.sql"))
+            self.con.execute(f"USE {self.catalog}")
+            yield "labels"
+        finally:
+            self.con.execute(f"USE {self.catalog}")
+            self.con.execute("DETACH labels")
+
+    def open_gate(self) -> None:
+        """Attach the labels file read-only as catalog `gate` (creating an empty one if missing)."""
+        if "gate" in self.attached():
+            return
+        if not Path(self.labels_path).exists():
+            with self.labels():
+                pass
+        self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS gate (READ_ONLY)")
+
+    def close_gate(self) -> None:
+        """Detach the `gate` catalog if it is attached."""
+        if "gate" in self.attached():
+            self.con.execute("DETACH gate")
+
+    def close(self) -> None:
+        """Close the connection and remove a throw-away labels file."""
+        self.con.close()
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")

@@ -1,0 +1,141 @@
+"""Running selected models: fingerprint, skip when unchanged, build, audit, log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+
+from rankhouse.errors import AuditError, ModelError, RankhouseError
+from rankhouse.warehouse.audits import audit_sql
+from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.connection import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import canonical_sql, effective_parameters, parse, render
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """The outcome of one model in a DAG run."""
+
+    model: str
+    fingerprint: str
+    status: str  # built | skipped | failed
+    rows: int
+    seconds: float
+
+
+def source_versions(wh: Warehouse, refs: set[str]) -> dict[str, list[list[str]]]:
+    """Per source table read: the (name, sha256) of every file loaded into it.
+
+    Part of the fingerprint, so that reloading different data rebuilds the models that read it.
+    """
+    versions: dict[str, list[list[str]]] = {}
+    for ref in sorted(refs):
+        schema, table = ref.split(".", 1)
+        if schema == "raw":
+            rows = wh.sql("SELECT name, sha256 FROM meta.sources WHERE table_name = ? ORDER BY name", [ref])
+        elif schema == "gate":
+            if "gate" not in wh.attached():
+                raise RankhouseError(f"{ref} is behind the labels gate, which is closed")
+            rows = wh.sql("SELECT name, sha256 FROM gate.meta.sources WHERE table_name = ? ORDER BY name", [table])
+        else:
+            continue
+        versions[ref] = [list(row) for row in rows]
+    return versions
+
+
+class Runner:
+    """Builds models of a project into a warehouse with the given parameters."""
+
+    def __init__(self, wh: Warehouse, project: Project, params: dict | None = None) -> None:
+        self.wh = wh
+        self.project = project
+        self.params = params or {}
+        self._fingerprints: dict[str, str] = {}
+        unknown = set(self.params) - {k for m in project.models.values() for k in m.parameters}
+        if unknown:
+            raise RankhouseError(f"no model declares parameter(s) {', '.join(sorted(unknown))}")
+
+    def fingerprint(self, name: str) -> str:
+        """SHA-256 over canonical SQL, parameters, parents' fingerprints, source data and DuckDB version."""
+        if name not in self._fingerprints:
+            model = self.project.models[name]
+            tree = parse(model, render(model, self.params))
+            payload = {
+                "sql": canonical_sql(tree),
+                "version": model.version,
+                "parameters": effective_parameters(model, self.params),
+                "parents": {p: self.fingerprint(p) for p in self.project.parents[name]},
+                "sources": source_versions(self.wh, self.project.references[name]),
+                "engine": f"duckdb {duckdb.__version__}",
+            }
+            blob = json.dumps(payload, sort_keys=True, default=str).encode()
+            self._fingerprints[name] = hashlib.sha256(blob).hexdigest()
+        return self._fingerprints[name]
+
+    def last_built(self, name: str) -> str | None:
+        """The fingerprint of the model's current table, if it was built and still exists."""
+        rows = self.wh.sql(
+            "SELECT fingerprint FROM meta.model_runs WHERE model = ? AND status IN ('built', 'skipped') "
+            "ORDER BY started_at DESC LIMIT 1",
+            [name],
+        )
+        if rows and self.wh.table_exists(f"models.{name}"):
+            return rows[0][0]
+        return None
+
+    def run(
+        self, names: list[str], force: bool = False, progress: Callable[[ModelRun], None] | None = None
+    ) -> list[ModelRun]:
+        """Build `names` (in the order given, which must respect dependencies); stop at the first failure."""
+        results = []
+        selected = set(names)
+        for name in names:
+            for parent in self.project.parents[name]:
+                if parent not in selected and self.last_built(parent) != self.fingerprint(parent):
+                    raise ModelError(name, f"needs {parent}, which is missing or out of date; select +{name}")
+            result = self._run_one(self.project.models[name], force)
+            results.append(result)
+            if progress:
+                progress(result)
+        return results
+
+    def _log(
+        self, name: str, fingerprint: str, status: str, rows: int | None, seconds: float, message: str | None
+    ) -> None:
+        self.wh.sql(
+            "INSERT INTO meta.model_runs VALUES (?, ?, ?, ?, ?, current_localtimestamp(), ?)",
+            [name, fingerprint, status, rows, seconds, message],
+        )
+
+    def _run_one(self, model: Model, force: bool) -> ModelRun:
+        start = time.perf_counter()
+        fingerprint = self.fingerprint(model.name)
+        if not force and self.last_built(model.name) == fingerprint:
+            rows = self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+            seconds = time.perf_counter() - start
+            self._log(model.name, fingerprint, "skipped", rows, seconds, None)
+            return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
+        sql = render(model, self.params)
+        try:
+            with self.wh.transaction():
+                self.wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS\n{sql}")
+                for audit in model.audits:
+                    columns, bad = self.wh.columns(audit_sql(model, audit))
+                    if bad:
+                        raise AuditError(model.name, str(audit), bad, columns)
+                rows = self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+                seconds = time.perf_counter() - start
+                self._log(model.name, fingerprint, "built", rows, seconds, None)
+        except AuditError as exc:
+            self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
+            raise
+        except duckdb.Error as exc:
+            self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
+            raise ModelError(model.name, f"failed in DuckDB: {exc}") from None
+        return ModelRun(model.name, fingerprint, "built", rows, seconds)

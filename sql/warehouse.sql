@@ -1,0 +1,39 @@
+-- The main warehouse file: loaded inputs (raw), model outputs (models), bookkeeping (meta).
+-- Labels never live here: see labels.sql.
+CREATE SCHEMA IF NOT EXISTS raw;
+CREATE SCHEMA IF NOT EXISTS models;
+CREATE SCHEMA IF NOT EXISTS meta;
+
+-- One row per loaded file and name; loading the same bytes under the same name is a no-op.
+CREATE TABLE IF NOT EXISTS meta.sources (
+    table_name  VARCHAR   NOT NULL,  -- the table the rows went to, e.g. 'raw.runs'
+    name        VARCHAR   NOT NULL,  -- the name the rows are loaded under (a run id, a data set)
+    path        VARCHAR   NOT NULL,
+    sha256      VARCHAR   NOT NULL,  -- of the file's bytes
+    rows        BIGINT    NOT NULL,
+    loader      VARCHAR   NOT NULL,
+    loaded_at   TIMESTAMP NOT NULL,
+    PRIMARY KEY (table_name, name)
+);
+
+-- Every model run, skipped and failed ones included.
+CREATE TABLE IF NOT EXISTS meta.model_runs (
+    model        VARCHAR   NOT NULL,
+    fingerprint  VARCHAR   NOT NULL,
+    status       VARCHAR   NOT NULL,  -- 'built', 'skipped' (fingerprint unchanged) or 'failed'
+    rows         BIGINT,
+    seconds      DOUBLE    NOT NULL,
+    started_at   TIMESTAMP NOT NULL,
+    message      VARCHAR
+);
+
+-- TREC runs side by side: `qid Q0 docno rank score tag`, one row per line of the file.
+CREATE TABLE IF NOT EXISTS raw.runs (
+    run_id  VARCHAR NOT NULL,
+    qid     VARCHAR NOT NULL,
+    docno   VARCHAR NOT NULL,
+    rank    BIGINT  NOT NULL,  -- kept as written; rankings use score, then docno (trec_eval)
+    score   DOUBLE  NOT NULL,
+    tag     VARCHAR NOT NULL,
+    line    BIGINT  NOT NULL   -- line number in the source file
+);

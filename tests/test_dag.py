@@ -1,0 +1,231 @@
+"""The model DAG: inference, checks, selection, fingerprints and skipping, audits, run log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import TREC
+
+from rankhouse.errors import AuditError, ModelError
+from rankhouse.loaders import load_run
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import Runner
+
+
+def model(root: Path, name: str, sql: str, *, stage: str = "prepare", grain: str = "run_id",
+          audits: str = "not_null(run_id); unique_grain", parameters: str = "", extra: str = "",
+          group: str = "g") -> Path:  # fmt: skip
+    """Write a model file under root/group/name.sql."""
+    header = [f"-- name: {name}", "-- version: 1", f"-- stage: {stage}", f"-- grain: {grain}",
+              f"-- audits: {audits}", f"-- description: test model {name}."]  # fmt: skip
+    if parameters:
+        header.append(f"-- parameters: {parameters}")
+    if extra:
+        header.append(extra)
+    path = root / group / f"{name}.sql"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(header) + "\n" + sql + "\n")
+    return path
+
+
+@pytest.fixture
+def chain(tmp_path):
+    """runs_per_id <- doubled <- summary, and a separate model `other`."""
+    model(tmp_path, "runs_per_id", "SELECT run_id, count(*) AS n FROM raw.runs GROUP BY run_id")
+    model(
+        tmp_path,
+        "doubled",
+        "WITH base AS (SELECT run_id, n FROM models.runs_per_id) SELECT run_id, n * {{ factor }} AS n FROM base",
+        parameters="factor = 2",
+    )
+    model(tmp_path, "summary", "SELECT run_id, n FROM models.doubled", group="h")
+    model(tmp_path, "other", "SELECT DISTINCT run_id FROM raw.runs")
+    return tmp_path
+
+
+def test_dependencies_are_inferred_and_ctes_excluded(chain):
+    project = Project.load(chain)
+    assert project.parents == {"doubled": ["runs_per_id"], "other": [], "runs_per_id": [], "summary": ["doubled"]}
+    assert project.references["doubled"] == {"models.runs_per_id"}
+    assert project.references["runs_per_id"] == {"raw.runs"}
+    assert project.children["runs_per_id"] == ["doubled"]
+    assert project.order.index("runs_per_id") < project.order.index("doubled") < project.order.index("summary")
+
+
+def test_depends_on_adds_what_parsing_cannot_see(chain):
+    model(chain, "late", "SELECT run_id FROM raw.runs", extra="-- depends_on: models.summary")
+    assert Project.load(chain).parents["late"] == ["summary"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT run_id FROM models.missing", "reads unknown model models.missing"),
+        ("SELECT run_id FROM raw.nothing", "reads unknown table raw.nothing"),
+        ("SELECT run_id FROM runs", "neither a CTE nor schema-qualified"),
+        ("SELECT * FROM read_csv('labels.csv')", "reads READ_CSV"),
+        ("ATTACH 'x.duckdb' AS x", "exactly one SELECT"),
+        ("SELECT 1 AS run_id; SELECT 2 AS run_id", "exactly one SELECT"),
+        ("SELECT run_id FROM other.main.t", "names a database"),
+    ],
+)
+def test_bad_references_name_the_model(tmp_path, sql, message):
+    model(tmp_path, "bad", sql)
+    with pytest.raises(ModelError, match=message) as err:
+        Project.load(tmp_path)
+    assert err.value.model == "bad"
+
+
+def test_cycles_are_errors_naming_the_models(tmp_path):
+    model(tmp_path, "a", "SELECT run_id FROM models.b")
+    model(tmp_path, "b", "SELECT run_id FROM models.a")
+    model(tmp_path, "c", "SELECT run_id FROM raw.runs")
+    with pytest.raises(ModelError, match="cycle among a, b"):
+        Project.load(tmp_path)
+
+
+def test_prepare_models_cannot_read_labels(tmp_path):
+    model(tmp_path, "peek", "SELECT qid AS run_id FROM gate.qrels")
+    with pytest.raises(ModelError, match="prepare model and may not read labels"):
+        Project.load(tmp_path)
+    model(tmp_path, "peek", "SELECT qid AS run_id FROM gate.qrels", stage="evaluate")
+    model(tmp_path, "launder", "SELECT run_id FROM models.peek")
+    with pytest.raises(ModelError, match="prepare model but reads evaluate model"):
+        Project.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("header_edit", "message"),
+    [
+        (("-- stage: prepare", "-- stage: later"), "stage must be one of"),
+        (("-- audits: not_null(run_id); unique_grain", "-- audits: looks_fine"), "unknown audit"),
+        (("-- name: x", "-- name: y"), "must equal the file name"),
+        (("-- version: 1\n", ""), "header lacks version"),
+    ],
+)
+def test_header_errors(tmp_path, header_edit, message):
+    path = model(tmp_path, "x", "SELECT run_id FROM raw.runs")
+    path.write_text(path.read_text().replace(*header_edit))
+    with pytest.raises(ModelError, match=message):
+        Project.load(tmp_path)
+
+
+def test_parameter_defaults_must_agree(tmp_path):
+    model(tmp_path, "a", "SELECT run_id, {{ k }} AS k FROM raw.runs", parameters="k = 1")
+    model(tmp_path, "b", "SELECT run_id, {{ k }} AS k FROM raw.runs", parameters="k = 2")
+    with pytest.raises(ModelError, match="declares k = 2 but a declares k = 1"):
+        Project.load(tmp_path)
+
+
+def test_undeclared_parameter_is_an_error(tmp_path):
+    model(tmp_path, "a", "SELECT run_id, {{ secret }} AS k FROM raw.runs")
+    with pytest.raises(ModelError, match="does not declare"):
+        Project.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (None, ["other", "runs_per_id", "doubled", "summary"]),
+        ("doubled", ["doubled"]),
+        ("+doubled", ["runs_per_id", "doubled"]),
+        ("doubled+", ["doubled", "summary"]),
+        ("+doubled+", ["runs_per_id", "doubled", "summary"]),
+        ("summary, other", ["other", "summary"]),
+        ("group:h", ["summary"]),
+        ("stage:prepare", ["other", "runs_per_id", "doubled", "summary"]),
+    ],
+)
+def test_selection_syntax(chain, spec, expected):
+    assert Project.load(chain).select(spec) == expected
+
+
+def test_selecting_an_unknown_model_is_an_error(chain):
+    with pytest.raises(ModelError, match="no such model"):
+        Project.load(chain).select("+nope")
+
+
+def statuses(results) -> dict[str, str]:
+    return {r.model: r.status for r in results}
+
+
+def test_unchanged_models_are_skipped_and_changes_rebuild(wh, chain, tmp_path):
+    load_run(wh, TREC / "results.test")
+    project = Project.load(chain)
+    names = project.select(None)
+    assert set(statuses(Runner(wh, project).run(names)).values()) == {"built"}
+    assert set(statuses(Runner(wh, project).run(names)).values()) == {"skipped"}
+    # a new parameter value rebuilds the model that uses it and its descendants only
+    changed = statuses(Runner(wh, project, {"factor": 3}).run(names))
+    assert changed == {"other": "skipped", "runs_per_id": "skipped", "doubled": "built", "summary": "built"}
+    assert wh.sql("SELECT n FROM models.summary") == [(4500,)]
+    # new data rebuilds everything that reads it
+    load_run(wh, TREC / "results.trunc")
+    assert set(statuses(Runner(wh, project, {"factor": 3}).run(names)).values()) == {"built"}
+
+
+def test_comments_and_layout_do_not_change_the_fingerprint_but_sql_does(wh, chain):
+    load_run(wh, TREC / "results.test")
+    before = Runner(wh, Project.load(chain)).fingerprint("other")
+    path = chain / "g" / "other.sql"
+    path.write_text(path.read_text().replace("SELECT DISTINCT", "-- a comment\nSELECT   DISTINCT\n"))
+    assert Runner(wh, Project.load(chain)).fingerprint("other") == before
+    path.write_text(path.read_text().replace("run_id FROM raw.runs", "run_id, 1 AS one FROM raw.runs"))
+    assert Runner(wh, Project.load(chain)).fingerprint("other") != before
+
+
+def test_a_child_needs_its_parents_built(wh, chain):
+    load_run(wh, TREC / "results.test")
+    with pytest.raises(ModelError, match=r"needs doubled.*select \+summary"):
+        Runner(wh, Project.load(chain)).run(["summary"])
+
+
+def test_model_runs_are_logged(wh, chain):
+    load_run(wh, TREC / "results.test")
+    project = Project.load(chain)
+    Runner(wh, project).run(["runs_per_id"])
+    Runner(wh, project).run(["runs_per_id"])
+    rows = wh.sql("SELECT model, status, rows, fingerprint FROM meta.model_runs ORDER BY started_at")
+    fingerprint = Runner(wh, project).fingerprint("runs_per_id")
+    assert rows == [("runs_per_id", "built", 1, fingerprint), ("runs_per_id", "skipped", 1, fingerprint)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "audits", "audit", "shown"),
+    [
+        ("SELECT run_id, score FROM raw.runs", "unique_grain", "unique_grain", "copies=1500"),
+        ("SELECT NULL AS run_id, 0 AS score", "not_null(run_id)", "not_null(run_id)", "run_id=None"),
+        (
+            "SELECT run_id, score FROM raw.runs",
+            "accepted_range(score, 0, 2)",
+            "accepted_range(score, 0, 2)",
+            "score=2.1",
+        ),
+        ("SELECT run_id, score FROM raw.runs WHERE false", "at_least_one_row", "at_least_one_row", "row_count=0"),
+    ],
+)
+def test_a_failing_audit_stops_the_dag_and_keeps_the_old_table(wh, tmp_path, sql, audits, audit, shown):
+    load_run(wh, TREC / "results.test")
+    model(tmp_path, "checked", "SELECT run_id, min(score) * 0 AS score FROM raw.runs GROUP BY run_id", audits=audits)
+    model(tmp_path, "after", "SELECT run_id FROM models.checked", audits="")
+    Runner(wh, Project.load(tmp_path)).run(["checked", "after"])
+    model(tmp_path, "checked", sql, audits=audits)
+    project = Project.load(tmp_path)
+    with pytest.raises(AuditError) as err:
+        Runner(wh, project).run(["checked", "after"])
+    assert (err.value.model, err.value.audit) == ("checked", audit)
+    assert "model checked: audit" in str(err.value) and shown in str(err.value)
+    assert wh.sql("SELECT * FROM models.checked") == [("results.test", 0.0)]
+    assert wh.sql("SELECT status FROM meta.model_runs WHERE model = 'checked' ORDER BY started_at") == [
+        ("built",),
+        ("failed",),
+    ]
+    assert wh.sql("SELECT count(*) FROM meta.model_runs WHERE model = 'after'") == [(1,)]
+
+
+def test_unknown_parameters_are_rejected(wh, chain):
+    from rankhouse.errors import RankhouseError
+
+    with pytest.raises(RankhouseError, match="no model declares parameter"):
+        Runner(wh, Project.load(chain), {"factr": 3})

@@ -1,0 +1,157 @@
+"""TREC loaders: bad input names the file, the line and the rule, and leaves the warehouse unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import TREC
+
+from rankhouse.errors import InputError
+from rankhouse.loaders import load_qrels, load_run, write_run
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def snapshot(wh) -> tuple:
+    """Everything a load can touch: runs, sources and (through a fresh gate) the qrels."""
+    runs = wh.sql("SELECT * FROM raw.runs ORDER BY run_id, line")
+    sources = wh.sql("SELECT table_name, name, sha256, rows FROM meta.sources ORDER BY ALL")
+    wh.open_gate()
+    qrels = wh.sql("SELECT * FROM gate.qrels ORDER BY line")
+    label_sources = wh.sql("SELECT table_name, name, sha256, rows FROM gate.meta.sources ORDER BY ALL")
+    wh.close_gate()
+    return runs, sources, qrels, label_sources
+
+
+GOOD_RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n"
+
+BAD_RUNS = [
+    ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5\n", 2, "expected 6 fields"),
+    ("q1 Q0 d1 1 2.5 tag\n\nq1 Q0 d2 x 1.5 tag\n", 3, "rank is not an integer"),
+    ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 high tag\n", 2, "score is not a number"),
+    ("q1 Q0 d1 1 nan tag\n", 1, "score is NaN or infinite"),
+    ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 -inf tag\n", 2, "score is NaN or infinite"),
+    ("q1 Q0 d1 1 2.5 tag\nq2 Q0 d1 1 2.5 tag\n# note\nq1 Q0 d1 3 0.5 tag\n", 4, "duplicate document for this query"),
+    ("", 1, "no run lines"),
+    ("# only a comment\n\n", 1, "no run lines"),
+    (b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d\xff2 2 1.5 tag\n", 2, "not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "rule"), BAD_RUNS)
+def test_bad_run_names_file_line_rule_and_loads_nothing(wh, tmp_path, text, line, rule):
+    load_run(wh, write(tmp_path, "good.run", GOOD_RUN))
+    before = snapshot(wh)
+    bad = write(tmp_path, "bad.run", text)
+    with pytest.raises(InputError) as err:
+        load_run(wh, bad)
+    assert (err.value.path, err.value.line) == (str(bad), line)
+    assert rule in err.value.rule
+    assert str(bad) in str(err.value) and f":{line}:" in str(err.value)
+    assert snapshot(wh) == before
+
+
+BAD_QRELS = [
+    ("q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
+    ("q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "expected 4 fields"),
+    ("q1 0 d1 1\nq1 0 d2 1.5\n", 2, "rel is not an integer"),
+    ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n", 3, "judged twice"),
+    ("", 1, "no qrels lines"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "rule"), BAD_QRELS)
+def test_bad_qrels_names_file_line_rule_and_loads_nothing(wh, tmp_path, text, line, rule):
+    load_qrels(wh, write(tmp_path, "good.qrels", "q1 0 d1 1\n"))
+    before = snapshot(wh)
+    bad = write(tmp_path, "bad.qrels", text)
+    with pytest.raises(InputError) as err:
+        load_qrels(wh, bad)
+    assert (err.value.line, rule in err.value.rule) == (line, True)
+    assert snapshot(wh) == before
+
+
+def test_error_counts_the_other_bad_lines(wh, tmp_path):
+    bad = write(tmp_path, "bad.run", "q1 Q0 d1 1 x tag\nq1 Q0 d2 1 y tag\nq1 Q0 d3 1 z tag\n")
+    with pytest.raises(InputError, match="2 more bad lines"):
+        load_run(wh, bad)
+
+
+def test_negative_grades_and_comments_load(wh):
+    result = load_qrels(wh, TREC / "qrels.rel_level")
+    wh.open_gate()
+    assert wh.sql("SELECT min(rel), max(rel) FROM gate.qrels") == [(-1, 4)]
+    assert result.rows == wh.sql("SELECT count(*) FROM gate.qrels")[0][0]
+    with_comments = load_qrels(wh, TREC / "qrels.test.with-comments")
+    assert with_comments.rows == len(
+        [x for x in (TREC / "qrels.test.with-comments").read_text().splitlines() if not x.startswith("#")]
+    )
+
+
+def test_same_bytes_twice_is_a_no_op_that_says_so(wh):
+    first = load_run(wh, TREC / "results.test")
+    second = load_run(wh, TREC / "results.test")
+    assert (first.status, second.status) == ("loaded", "unchanged")
+    assert "already loaded" in str(second)
+    assert wh.sql("SELECT count(*) FROM raw.runs") == [(1500,)]
+    assert wh.sql("SELECT count(*) FROM meta.sources") == [(1,)]
+    assert load_qrels(wh, TREC / "qrels.test").status == "loaded"
+    assert load_qrels(wh, TREC / "qrels.test").status == "unchanged"
+
+
+def test_new_bytes_under_the_same_name_replace_the_run(wh, tmp_path):
+    load_run(wh, write(tmp_path, "a.run", GOOD_RUN), run_id="a")
+    result = load_run(wh, write(tmp_path, "b.run", "q9 Q0 d9 1 1.0 other\n"), run_id="a")
+    assert result.status == "replaced"
+    assert wh.sql("SELECT qid, docno, tag FROM raw.runs") == [("q9", "d9", "other")]
+    assert wh.sql("SELECT rows, path FROM meta.sources") == [(1, str(tmp_path / "b.run"))]
+
+
+def test_runs_sit_side_by_side(wh):
+    load_run(wh, TREC / "results.test")
+    load_run(wh, TREC / "results.trunc")
+    assert wh.sql("SELECT run_id, count(*) FROM raw.runs GROUP BY run_id ORDER BY run_id") == [
+        ("results.test", 1500),
+        ("results.trunc", 584),
+    ]
+
+
+def test_meta_sources_records_hash_rows_loader(wh):
+    import hashlib
+
+    load_run(wh, TREC / "results.test")
+    sha = hashlib.sha256((TREC / "results.test").read_bytes()).hexdigest()
+    assert wh.sql("SELECT table_name, name, sha256, rows, loader FROM meta.sources") == [
+        ("raw.runs", "results.test", sha, 1500, "trec.run")
+    ]
+
+
+def test_labels_never_enter_the_main_file(tmp_path):
+    from rankhouse.warehouse import Warehouse
+
+    db = tmp_path / "w.duckdb"
+    with Warehouse(db) as wh:
+        load_qrels(wh, TREC / "qrels.test")
+        tables = {r[0] for r in wh.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'w'")}
+    assert "qrels" not in tables
+    assert (tmp_path / "w.labels.duckdb").exists()
+
+
+def test_trailing_fields_after_the_tag_are_ignored_as_in_trec_eval(wh):
+    load_run(wh, TREC / "results.trunc")
+    assert wh.sql("SELECT count(*), count(DISTINCT tag) FROM raw.runs") == [(584, 1)]
+
+
+def test_write_run_round_trips(wh, tmp_path):
+    load_run(wh, TREC / "results.test")
+    out = tmp_path / "copy.run"
+    assert write_run(wh, "results.test", out) == 1500
+    load_run(wh, out, run_id="copy")
+    original = wh.sql("SELECT qid, docno, rank, score, tag FROM raw.runs WHERE run_id = 'results.test' ORDER BY line")
+    copied = wh.sql("SELECT qid, docno, rank, score, tag FROM raw.runs WHERE run_id = 'copy' ORDER BY line")
+    assert copied == original
