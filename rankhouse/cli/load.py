@@ -1,0 +1,72 @@
+"""`rankhouse load`, `rankhouse runs` and `rankhouse sources`: inputs into the warehouse and back out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
+from rankhouse.loaders import load_qrels, load_run, write_run
+from rankhouse.warehouse import Warehouse
+
+load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
+runs_app = typer.Typer(help="List and export the TREC runs in the warehouse.", no_args_is_help=True)
+
+
+@load_app.command("run")
+def load_run_command(
+    files: Annotated[list[Path], typer.Argument(help="TREC run files: qid Q0 docno rank score tag.")],
+    run_id: Annotated[str | None, typer.Option(help="Name to load under (one file only; default: file name).")] = None,
+    db: DbOption = DEFAULT,
+) -> None:
+    """Load TREC runs into raw.runs.  Example: rankhouse load run bm25.run dense.run"""
+    if run_id and len(files) > 1:
+        raise typer.BadParameter("--run-id names a single file")
+    with Warehouse(db) as wh:
+        for path in files:
+            say(str(load_run(wh, path, run_id)))
+
+
+@load_app.command("qrels")
+def load_qrels_command(
+    file: Annotated[Path, typer.Argument(help="TREC qrels: qid iter docno rel.")],
+    db: DbOption = DEFAULT,
+    labels: LabelsOption = None,
+) -> None:
+    """Load TREC qrels into the labels file (never the main file).  Example: rankhouse load qrels qrels.txt"""
+    with Warehouse(db, labels) as wh:
+        say(str(load_qrels(wh, file)))
+
+
+@runs_app.command("list")
+def runs_list_command(db: DbOption = DEFAULT) -> None:
+    """The runs in the warehouse, with their sizes.  Example: rankhouse runs list"""
+    with Warehouse(db) as wh:
+        rows = wh.sql(
+            "SELECT run_id, count(DISTINCT qid), count(*), any_value(tag) FROM raw.runs GROUP BY run_id ORDER BY run_id"
+        )
+    print(table(["run_id", "queries", "rows", "tag"], [list(r) for r in rows]))
+
+
+@runs_app.command("export")
+def runs_export_command(
+    run_id: Annotated[str, typer.Argument(help="The run to write.")],
+    out: Annotated[Path, typer.Argument(help="The TREC file to write.")],
+    db: DbOption = DEFAULT,
+) -> None:
+    """Write a loaded run back out as a TREC file.  Example: rankhouse runs export bm25.run out/bm25.run"""
+    with Warehouse(db) as wh:
+        say(f"wrote {write_run(wh, run_id, out):,} lines to {out}")
+
+
+def sources_command(db: DbOption = DEFAULT, labels: LabelsOption = None) -> None:
+    """Every loaded file: table, name, rows, SHA-256, loader, time.  Example: rankhouse sources"""
+    with Warehouse(db, labels) as wh:
+        query = "SELECT table_name, name, rows, sha256, loader, loaded_at, path FROM {} ORDER BY table_name, name"
+        rows = wh.sql(query.format("meta.sources"))
+        if Path(wh.labels_path).exists():
+            wh.open_gate()
+            rows += [("labels." + r[0], *r[1:]) for r in wh.sql(query.format("gate.meta.sources"))]
+    print(table(["table", "name", "rows", "sha256", "loader", "loaded_at", "path"], [list(r) for r in rows]))

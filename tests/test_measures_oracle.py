@@ -1,0 +1,161 @@
+"""Every measure, per query, against pytrec_eval (computed now) and trec_eval 10's own test outputs."""
+
+from __future__ import annotations
+
+import ir_measures
+import pytest
+from conftest import TREC, read_qrels, read_run
+from oracles import (
+    EVERY_MEASURE,
+    pytrec_per_query,
+    rankhouse_per_query,
+    read_trec_eval_output,
+    trec_order_truncate,
+)
+
+from rankhouse.evaluation import EvalOptions, evaluate
+from rankhouse.measures import parse_measures
+from rankhouse.warehouse import Warehouse
+
+TOLERANCE = 1e-6
+
+
+def assert_close(ours: dict, expected: dict, measures: list[str]) -> None:
+    assert set(ours) == set(expected), "different query sets"
+    for qid in expected:
+        for m in measures:
+            assert ours[qid][m] == pytest.approx(expected[qid][m], abs=TOLERANCE), f"{m} on query {qid}"
+
+
+def test_every_measure_matches_pytrec_eval():
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.test", EVERY_MEASURE)
+    expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.test"), EVERY_MEASURE)
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_comment_lines_in_qrels_are_skipped():
+    ours = rankhouse_per_query(TREC / "qrels.test.with-comments", TREC / "results.test", EVERY_MEASURE)
+    expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.test"), EVERY_MEASURE)
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_complete_scores_a_missing_query_zero():
+    """results.trunc lacks query 302: with complete (-c) it is evaluated as an empty ranking."""
+    qrels, run = read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc")
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE)
+    expected = pytrec_per_query(qrels, run, EVERY_MEASURE)
+    assert "302" not in expected and "302" in ours
+    expected["302"] = {m: 0.0 for m in EVERY_MEASURE}
+    expected["302"]["NumRel"] = sum(rel >= 1 for rel in qrels["302"].values())
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_without_complete_only_answered_queries_count():
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(complete=False))
+    expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc"), EVERY_MEASURE)
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_depth_keeps_the_first_documents_in_trec_eval_order():
+    qrels, run = read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc")
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(depth=100))
+    expected = pytrec_per_query(qrels, trec_order_truncate(run, 100), EVERY_MEASURE)
+    expected["302"] = {m: 0.0 for m in EVERY_MEASURE} | {"NumRel": sum(r >= 1 for r in qrels["302"].values())}
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_relevance_level_two():
+    ours = rankhouse_per_query(
+        TREC / "qrels.rel_level", TREC / "results.test", EVERY_MEASURE, EvalOptions(relevance_level=2)
+    )
+    expected = pytrec_per_query(
+        read_qrels(TREC / "qrels.rel_level"), read_run(TREC / "results.test"), EVERY_MEASURE, level=2
+    )
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_judged_only_drops_unjudged_documents():
+    ours = rankhouse_per_query(
+        TREC / "qrels.rel_level", TREC / "results.test", EVERY_MEASURE, EvalOptions(judged_only=True)
+    )
+    expected = pytrec_per_query(
+        read_qrels(TREC / "qrels.rel_level"), read_run(TREC / "results.test"), EVERY_MEASURE, judged_only=True
+    )
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def test_graded_segments_with_hashes_in_docnos():
+    ours = rankhouse_per_query(TREC / "qrels.comment.test", TREC / "results.comment.test", EVERY_MEASURE)
+    expected = pytrec_per_query(
+        read_qrels(TREC / "qrels.comment.test"), read_run(TREC / "results.comment.test"), EVERY_MEASURE
+    )
+    assert len(expected) == 31
+    assert_close(ours, expected, EVERY_MEASURE)
+
+
+def _ir_measures_per_query(measures, qrels_path, run_path) -> dict:
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    values: dict = {}
+    for metric in ir_measures.iter_calc(measures, qrels, run):
+        values.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
+    return values
+
+
+def test_cutoff_rr_and_exponential_ndcg_match_ir_measures():
+    """RR@k and nDCG_exp (gain 2^grade - 1), which trec_eval lacks, against ir_measures."""
+    grades = {rel for docs in read_qrels(TREC / "qrels.comment.test").values() for rel in docs.values()}
+    gains = {g: 2**g - 1 for g in grades if g >= 0}
+    oracle = {
+        "RR@10": ir_measures.RR @ 10,
+        "nDCG_exp@10": ir_measures.nDCG(gains=gains) @ 10,
+        "nDCG_exp": ir_measures.nDCG(gains=gains),
+    }
+    expected = _ir_measures_per_query(list(oracle.values()), TREC / "qrels.comment.test", TREC / "results.comment.test")
+    ours = rankhouse_per_query(TREC / "qrels.comment.test", TREC / "results.comment.test", list(oracle))
+    assert len(expected) == 31
+    for qid, values in expected.items():
+        for name, measure in oracle.items():
+            assert ours[qid][name] == pytest.approx(values[str(measure)], abs=TOLERANCE), f"{name} on {qid}"
+
+
+# trec_eval 10's own expected outputs: every measure rankhouse implements, per query and `all`.
+TREC_EVAL_NAMES = [
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+]  # fmt: skip
+CASES = {
+    "out.test.aq": ("qrels.test", "results.test", EvalOptions()),
+    "out.test.aqc": ("qrels.test", "results.trunc", EvalOptions()),
+    "out.test.aqcM": ("qrels.test", "results.trunc", EvalOptions(depth=100)),
+    "out.test.aql": ("qrels.rel_level", "results.test", EvalOptions(relevance_level=2)),
+}
+
+
+@pytest.mark.parametrize("expected_file", sorted(CASES))
+def test_matches_trec_eval_10_output(expected_file):
+    qrels, run, options = CASES[expected_file]
+    expected = read_trec_eval_output(TREC / "expected" / expected_file)
+    measures = parse_measures(TREC_EVAL_NAMES)
+    with Warehouse(":memory:") as wh:
+        result = evaluate(wh, TREC / qrels, [TREC / run], TREC_EVAL_NAMES, options)
+    ours = {(line.split("\t")[0].strip(), line.split("\t")[1]): line.split("\t")[2] for line in result.lines(True)}
+    compared = 0
+    for key, value in ours.items():
+        assert key in expected, f"{key} is not in trec_eval's output"
+        assert float(value) == pytest.approx(float(expected[key]), abs=1e-4 + 1e-9), key
+        compared += 1
+    labels = {m.label for m in measures}
+    missing = [k for k in expected if k[0] in labels and k not in ours]
+    assert not missing, f"trec_eval printed values rankhouse did not: {missing[:5]}"
+    assert compared > 150
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "expected_file"),
+    [("qrels.test", "results.test", "out.test"), ("qrels.comment.test", "results.comment.test", "out.comment.test")],
+)
+def test_default_output_is_trec_eval_byte_for_byte(qrels, run, expected_file):
+    with Warehouse(":memory:") as wh:
+        result = evaluate(wh, TREC / qrels, [TREC / run])
+    assert "\n".join(result.lines()) + "\n" == (TREC / "expected" / expected_file).read_text()
