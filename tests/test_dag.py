@@ -229,3 +229,21 @@ def test_unknown_parameters_are_rejected(wh, chain):
 
     with pytest.raises(RankhouseError, match="no model declares parameter"):
         Runner(wh, Project.load(chain), {"factr": 3})
+
+
+def test_a_view_model_is_built_as_a_view_and_skipped_when_unchanged(wh, tmp_path):
+    load_run(wh, TREC / "results.test")
+    model(
+        tmp_path, "ranked", "SELECT run_id, count(*) AS n FROM raw.runs GROUP BY run_id", extra="-- materialized: view"
+    )
+    model(tmp_path, "reader", "SELECT run_id, n FROM models.ranked")
+    project = Project.load(tmp_path)
+    first = Runner(wh, project).run(project.select(None))
+    assert [(r.model, r.status, r.rows) for r in first] == [("ranked", "built", None), ("reader", "built", 1)]
+    assert wh.sql("SELECT view_name FROM duckdb_views() WHERE schema_name = 'models'") == [("ranked",)]
+    assert statuses(Runner(wh, project).run(project.select(None))) == {"ranked": "skipped", "reader": "skipped"}
+    # switching a model between view and table replaces the old object
+    model(tmp_path, "ranked", "SELECT run_id, count(*) AS n FROM raw.runs GROUP BY run_id")
+    Runner(wh, Project.load(tmp_path)).run(["ranked"])
+    assert wh.sql("SELECT count(*) FROM duckdb_views() WHERE schema_name = 'models'") == [(0,)]
+    assert wh.sql("SELECT n FROM models.ranked") == [(1500,)]

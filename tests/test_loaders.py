@@ -32,7 +32,7 @@ GOOD_RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n"
 
 BAD_RUNS = [
     ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5\n", 2, "expected 6 fields"),
-    ("q1 Q0 d1 1 2.5 tag\n\nq1 Q0 d2 x 1.5 tag\n", 3, "rank is not an integer"),
+    ("q1 Q0 d1 1 2.5 tag\n\nq1 Q0 d2 x 1.5 tag\n", 3, "rank is not a whole number"),
     ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 high tag\n", 2, "score is not a number"),
     ("q1 Q0 d1 1 nan tag\n", 1, "score is NaN or infinite"),
     ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 -inf tag\n", 2, "score is NaN or infinite"),
@@ -59,7 +59,7 @@ def test_bad_run_names_file_line_rule_and_loads_nothing(wh, tmp_path, text, line
 BAD_QRELS = [
     ("q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
     ("q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "expected 4 fields"),
-    ("q1 0 d1 1\nq1 0 d2 1.5\n", 2, "rel is not an integer"),
+    ("q1 0 d1 1\nq1 0 d2 1.5\n", 2, "rel is not a whole number"),
     ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n", 3, "judged twice"),
     ("", 1, "no qrels lines"),
 ]
@@ -155,3 +155,36 @@ def test_write_run_round_trips(wh, tmp_path):
     original = wh.sql("SELECT qid, docno, rank, score, tag FROM raw.runs WHERE run_id = 'results.test' ORDER BY line")
     copied = wh.sql("SELECT qid, docno, rank, score, tag FROM raw.runs WHERE run_id = 'copy' ORDER BY line")
     assert copied == original
+
+
+@pytest.mark.parametrize(("name", "kind"), [("results.comment.test", "run"), ("qrels.comment.test", "qrels")])
+def test_fast_and_general_readers_load_the_same_rows(tmp_path, monkeypatch, name, kind):
+    """A simple file loads straight from DuckDB's CSV reader, with the same rows as the general reader."""
+    from rankhouse.loaders import trec
+    from rankhouse.warehouse import Warehouse
+
+    staged = []
+    real_stage = trec._stage_and_check
+    monkeypatch.setattr(trec, "_stage_and_check", lambda *args: staged.append(args) or real_stage(*args))
+    tables = []
+    for reader in ("fast", "general"):
+        if reader == "general":
+            monkeypatch.setattr(trec, "simple_separator", lambda data: None)
+        with Warehouse(tmp_path / f"{reader}.duckdb") as wh:
+            (load_run if kind == "run" else load_qrels)(wh, TREC / name)
+            wh.open_gate()
+            table = "raw.runs" if kind == "run" else "gate.qrels"
+            tables.append(wh.sql(f"SELECT * FROM {table} ORDER BY line"))
+        assert len(staged) == (0 if reader == "fast" else 1)
+    assert tables[0] == tables[1]
+    assert len(tables[0]) == (TREC / name).read_bytes().count(b"\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["q1 Q0 d1 1 1.0 t\n\nq1 Q0 d2 2 0.5 t\n", "q1 Q0 d1 1 1.0 t\n q1 Q0 d2 2 0.5 t\n",
+     "q1 Q0 d1 1 1.0 t\n#c\nq1 Q0 d2 2 0.5 t\n", "q1 Q0  d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\n"],
+)  # fmt: skip
+def test_irregular_files_fall_back_to_the_general_reader_with_right_line_numbers(wh, tmp_path, text):
+    load_run(wh, write(tmp_path, "r.run", text))
+    assert wh.sql("SELECT docno, line FROM raw.runs ORDER BY line")[-1] == ("d2", text.count("\n"))

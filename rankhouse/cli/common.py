@@ -26,7 +26,8 @@ def say(message: str) -> None:
 
 def report_model(result: ModelRun) -> None:
     """One line per model of a DAG run."""
-    say(f"  {result.status:<8} {result.model:<28} {result.rows:>10,} rows  {result.seconds:7.2f} s")
+    rows = "view" if result.rows is None else f"{result.rows:,} rows"
+    say(f"  {result.status:<8} {result.model:<28} {rows:>15}  {result.seconds:7.2f} s")
 
 
 def table(headers: list[str], rows: list[list[object]]) -> str:

@@ -12,7 +12,8 @@
 
 Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits,
 description are required; parameters (TOML inline-table body: defaults of the jinja2 variables
-the SQL uses), depends_on (tables the SQL parser cannot see) and dialect (`duckdb: <reason>` for a
+the SQL uses), depends_on (tables the SQL parser cannot see), materialized (`table`, the default, or
+`view` for a large intermediate that its readers consume once) and dialect (`duckdb: <reason>` for a
 model that needs DuckDB-only features and is exempt from the Spark portability check) are optional.
 """
 
@@ -27,7 +28,8 @@ from rankhouse.errors import ModelError
 
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
-OPTIONAL = ("parameters", "depends_on", "dialect")
+OPTIONAL = ("parameters", "depends_on", "materialized", "dialect")
+MATERIALIZATIONS = ("table", "view")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
 AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
@@ -62,11 +64,12 @@ class Model:
     template: str
     parameters: dict = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
+    materialized: str = "table"
     dialect: str | None = None
 
     @property
     def table(self) -> str:
-        """The table the model builds: `models.<name>`."""
+        """The table (or view) the model builds: `models.<name>`."""
         return f"models.{self.name}"
 
 
@@ -120,6 +123,8 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         raise ModelError(name, f"unknown header keys {', '.join(unknown)} ({path})")
     if name != path.stem:
         raise ModelError(name, f"header name must equal the file name {path.name}")
+    if header.get("materialized", "table") not in MATERIALIZATIONS:
+        raise ModelError(name, f"materialized must be one of {', '.join(MATERIALIZATIONS)}")
     if header["stage"] not in STAGES:
         raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
     try:
@@ -139,6 +144,7 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         template=body,
         parameters=parameters,
         depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
+        materialized=header.get("materialized", "table"),
         dialect=header.get("dialect") or None,
     )
 

@@ -60,6 +60,7 @@ class Warehouse:
                     f"warehouse {self.path} is in use by another process (DuckDB allows one writer at a time): {exc}"
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
+        self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
         self.con.execute(read_sql("warehouse.sql"))
         self.catalog = self.con.execute("SELECT current_database()").fetchall()[0][0]
 

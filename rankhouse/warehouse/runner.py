@@ -25,7 +25,7 @@ class ModelRun:
     model: str
     fingerprint: str
     status: str  # built | skipped | failed
-    rows: int
+    rows: int | None  # None for a view
     seconds: float
 
 
@@ -62,13 +62,15 @@ class Runner:
             raise RankhouseError(f"no model declares parameter(s) {', '.join(sorted(unknown))}")
 
     def fingerprint(self, name: str) -> str:
-        """SHA-256 over canonical SQL, parameters, parents' fingerprints, source data and DuckDB version."""
+        """SHA-256 over canonical SQL, version, materialisation, parameters, parents' fingerprints, source
+        data and DuckDB version."""
         if name not in self._fingerprints:
             model = self.project.models[name]
             tree = parse(model, render(model, self.params))
             payload = {
                 "sql": canonical_sql(tree),
                 "version": model.version,
+                "materialized": model.materialized,
                 "parameters": effective_parameters(model, self.params),
                 "parents": {p: self.fingerprint(p) for p in self.project.parents[name]},
                 "sources": source_versions(self.wh, self.project.references[name]),
@@ -113,23 +115,43 @@ class Runner:
             [name, fingerprint, status, rows, seconds, message],
         )
 
+    def _rows(self, model: Model) -> int | None:
+        """Rows of a model's table; None for a view (counting would run it)."""
+        if model.materialized == "view":
+            return None
+        return self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+
+    def _drop_other_kind(self, model: Model) -> None:
+        """Drop a view where a table is to be built, or the other way round."""
+        other = "TABLE" if model.materialized == "view" else "VIEW"
+        catalog = "duckdb_tables()" if other == "TABLE" else "duckdb_views()"
+        column = "table_name" if other == "TABLE" else "view_name"
+        exists = self.wh.sql(
+            f"SELECT 1 FROM {catalog} WHERE database_name = current_database() AND schema_name = 'models' "
+            f"AND {column} = ?",
+            [model.name],
+        )
+        if exists:
+            self.wh.sql(f"DROP {other} {model.table}")
+
     def _run_one(self, model: Model, force: bool) -> ModelRun:
         start = time.perf_counter()
         fingerprint = self.fingerprint(model.name)
         if not force and self.last_built(model.name) == fingerprint:
-            rows = self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+            rows = self._rows(model)
             seconds = time.perf_counter() - start
             self._log(model.name, fingerprint, "skipped", rows, seconds, None)
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         sql = render(model, self.params)
         try:
             with self.wh.transaction():
-                self.wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS\n{sql}")
+                self._drop_other_kind(model)
+                self.wh.sql(f"CREATE OR REPLACE {model.materialized.upper()} {model.table} AS\n{sql}")
                 for audit in model.audits:
                     columns, bad = self.wh.columns(audit_sql(model, audit))
                     if bad:
                         raise AuditError(model.name, str(audit), bad, columns)
-                rows = self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+                rows = self._rows(model)
                 seconds = time.perf_counter() - start
                 self._log(model.name, fingerprint, "built", rows, seconds, None)
         except AuditError as exc:
