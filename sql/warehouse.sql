@@ -37,3 +37,34 @@ CREATE TABLE IF NOT EXISTS raw.runs (
     tag     VARCHAR NOT NULL,
     line    BIGINT  NOT NULL   -- line number in the source file
 );
+
+-- Studies (see rankhouse/study.py). A warehouse that holds a study opens its labels only through
+-- `rankhouse study evaluate`, after the study's latest freeze verifies.
+CREATE TABLE IF NOT EXISTS meta.studies (
+    study            VARCHAR   NOT NULL PRIMARY KEY,
+    protocol_path    VARCHAR   NOT NULL,
+    registered_at    TIMESTAMP NOT NULL
+);
+
+-- A mirror of the freeze files (freezes/<study>-<n>.json), which are the record; repaired from them.
+CREATE TABLE IF NOT EXISTS meta.freezes (
+    freeze_id        VARCHAR   NOT NULL PRIMARY KEY,  -- <study>-<n>
+    study            VARCHAR   NOT NULL,
+    n                INTEGER   NOT NULL,
+    path             VARCHAR   NOT NULL,
+    file_sha256      VARCHAR   NOT NULL,
+    protocol_sha256  VARCHAR   NOT NULL,
+    created_at       VARCHAR   NOT NULL,
+    supersedes       VARCHAR,
+    reason           VARCHAR
+);
+
+-- Every evaluation: which freeze it ran under and the evaluate models' fingerprints.
+CREATE TABLE IF NOT EXISTS meta.evaluations (
+    freeze_id        VARCHAR   NOT NULL,
+    evaluated_at     TIMESTAMP NOT NULL,
+    fingerprints     VARCHAR   NOT NULL  -- JSON: model -> fingerprint
+);
+
+-- Results of evaluate-stage models, one copy per freeze (a freeze_id column first); never replaced.
+CREATE SCHEMA IF NOT EXISTS results;

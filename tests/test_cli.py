@@ -98,6 +98,6 @@ def test_load_run_skip_export_sources_on_a_warehouse_file(tmp_path):
 
 
 def test_demo_runs_on_a_fresh_warehouse(tmp_path):
-    done = rankhouse("demo", "--db", tmp_path / "demo.duckdb")
+    done = rankhouse("demo", "--db", tmp_path / "demo.duckdb", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "0.1785" in done.stdout  # trec_eval's MAP for results.test

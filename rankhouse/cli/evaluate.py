@@ -13,8 +13,6 @@ from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.paths import ROOT
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
 
-SAMPLE = ROOT / "tests" / "fixtures" / "trec_eval"
-
 
 def eval_command(
     qrels: Annotated[Path, typer.Argument(help="TREC qrels file.")],
@@ -67,24 +65,18 @@ def eval_command(
         print("\n".join(result.lines(per_query)))
 
 
-def demo_command(db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB) -> None:
-    """The main job on the default warehouse: evaluate trec_eval's sample runs.  Example: rankhouse demo"""
-    say(f"rankhouse demo: trec_eval's own sample qrels and runs, evaluated in {db}")
+def demo_command(
+    db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
+    out: Annotated[Path, typer.Option("--out", help="Where the study writes its outputs.")] = Path("out/trec_sample"),
+) -> None:
+    """The main job on the default warehouse: the trec_eval sample study, end to end.  Example: rankhouse demo"""
+    from rankhouse.cli.study import _evaluate, _study
+
+    protocol = ROOT / "studies" / "trec_sample.toml"
+    say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
-        result = evaluate(
-            wh,
-            SAMPLE / "qrels.test",
-            [SAMPLE / "results.test", SAMPLE / "results.trunc"],
-            ["map", "gm_map", "Rprec", "bpref", "recip_rank", "ndcg", "ndcg_cut.10", "P.5,10", "recall.100",
-             "num_q", "num_ret", "num_rel_ret"],
-            on_load=lambda r: say(str(r)),
-            progress=report_model,
-        )  # fmt: skip
-    runs = result.runs
-    width = max(len(m.label) for m in result.measures)
-    print(f"\n{'measure':<{width}}  " + "  ".join(f"{r:>14}" for r in runs))
-    for m in result.measures:
-        values = [result.summary[r][m.label] for r in runs]
-        cells = [f"{v:>14,.0f}" if m.family.startswith("Num") else f"{v:>14.4f}" for v in values]
-        print(f"{m.label:<{width}}  " + "  ".join(cells))
-    say(f'\nthe warehouse is {db}: try  rankhouse models list  or  duckdb {db} "FROM models.run_measures"')
+        study = _study(protocol, wh, None)
+        study.prepare()
+        study.freeze()
+        _evaluate(study, out)
+    say(f'\nnext: rankhouse study status {protocol.relative_to(ROOT)}  |  rankhouse query "FROM results.run_measures"')

@@ -66,7 +66,9 @@ def sources_command(db: DbOption = DEFAULT, labels: LabelsOption = None) -> None
     with Warehouse(db, labels) as wh:
         query = "SELECT table_name, name, rows, sha256, loader, loaded_at, path FROM {} ORDER BY table_name, name"
         rows = wh.sql(query.format("meta.sources"))
-        if Path(wh.labels_path).exists():
+        if Path(wh.labels_path).exists() and not wh.studies():
             wh.open_gate()
             rows += [("labels." + r[0], *r[1:]) for r in wh.sql(query.format("gate.meta.sources"))]
+        elif wh.studies():
+            say("labels: behind the gate of study " + ", ".join(wh.studies()) + " (see `rankhouse study status`)")
     print(table(["table", "name", "rows", "sha256", "loader", "loaded_at", "path"], [list(r) for r in rows]))

@@ -39,7 +39,7 @@ def _fingerprint_and_last_run(db: str, labels: str | None, project: Project, nam
     if db != ":memory:" and not Path(db).exists():
         return "(no warehouse yet)", "never"
     with Warehouse(db, labels) as wh:
-        if Path(wh.labels_path).exists():
+        if Path(wh.labels_path).exists() and not wh.studies():
             wh.open_gate()
         try:
             fingerprint = Runner(wh, project).fingerprint(name)

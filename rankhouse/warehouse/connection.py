@@ -40,8 +40,11 @@ class Warehouse:
     [(0,)]
     """
 
-    def __init__(self, path: str | Path = DEFAULT_DB, labels: str | Path | None = None) -> None:
+    def __init__(
+        self, path: str | Path = DEFAULT_DB, labels: str | Path | None = None, read_only: bool = False
+    ) -> None:
         self.path = str(path)
+        self.read_only = read_only
         self._tmpdir: str | None = None
         if labels is not None:
             self.labels_path = str(labels)
@@ -52,8 +55,10 @@ class Warehouse:
             self.labels_path = str(Path(self._tmpdir) / "labels.duckdb")
         else:
             self.labels_path = labels_path_for(self.path)
+        if read_only and self.path != MEMORY and not Path(self.path).exists():
+            raise RankhouseError(f"no warehouse at {self.path}")
         try:
-            self.con = duckdb.connect(self.path)
+            self.con = duckdb.connect(self.path, read_only=read_only and self.path != MEMORY)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise RankhouseError(
@@ -61,7 +66,8 @@ class Warehouse:
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
         self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
-        self.con.execute(read_sql("warehouse.sql"))
+        if not self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
+            self.con.execute(read_sql("warehouse.sql"))
         self.catalog = self.con.execute("SELECT current_database()").fetchall()[0][0]
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -121,14 +127,35 @@ class Warehouse:
             self.con.execute(f"USE {self.catalog}")
             self.con.execute("DETACH labels")
 
-    def open_gate(self) -> None:
-        """Attach the labels file read-only as catalog `gate` (creating an empty one if missing)."""
+    def studies(self) -> list[str]:
+        """The studies this warehouse holds (registered by `rankhouse study prepare`)."""
+        if not self.table_exists("meta.studies"):
+            return []
+        return [row[0] for row in self.sql("SELECT study FROM meta.studies ORDER BY study")]
+
+    def open_gate(self, verified_freeze: str | None = None) -> None:
+        """Attach the labels file read-only as catalog `gate` (creating an empty one if missing).
+
+        A warehouse that holds a study opens its labels only for a freeze that has just verified
+        (`rankhouse study evaluate` passes its id); anything else is refused.
+        """
         if "gate" in self.attached():
             return
+        held = self.studies()
+        if held and verified_freeze is None:
+            raise RankhouseError(
+                f"this warehouse holds study {', '.join(held)}: its labels open only through "
+                "`rankhouse study evaluate`, after the study's freeze verifies"
+            )
         if not Path(self.labels_path).exists():
             with self.labels():
                 pass
         self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS gate (READ_ONLY)")
+
+    def lock_down(self) -> None:
+        """No files, no ATTACH, no settings changes from here on (for analysts' queries and shells)."""
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
 
     def close_gate(self) -> None:
         """Detach the `gate` catalog if it is attached."""

@@ -1,0 +1,156 @@
+"""`rankhouse query` and `rankhouse shell`: read-only SQL for analysts, with the labels behind the gate.
+
+Both open the warehouse read-only and then switch DuckDB's file access off (no ATTACH, no read_csv,
+no COPY, settings locked), so the labels file is out of reach unless the gate was opened first: with
+`--study PROTOCOL` once that study's latest freeze verifies, or with `--with-labels` on a warehouse
+that holds no study.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import duckdb
+import typer
+
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
+from rankhouse.errors import RankhouseError
+from rankhouse.study import Protocol, Study
+from rankhouse.warehouse import Warehouse
+
+StudyOption = Annotated[
+    Path | None, typer.Option("--study", help="Open the labels (gate.*) of this study if its latest freeze verifies.")
+]
+WithLabels = Annotated[bool, typer.Option("--with-labels", help="Open the labels of a warehouse that holds no study.")]
+FreezesOption = Annotated[Path | None, typer.Option("--freezes", help="Directory of freeze files.")]
+
+
+def open_for_analysts(
+    db: str, labels: str | None, study: Path | None, with_labels: bool, freezes: Path | None
+) -> Warehouse:
+    """A read-only, locked-down warehouse; the gate open only as the options allow."""
+    wh = Warehouse(db, labels, read_only=True)
+    try:
+        if study is not None:
+            studied = Study(Protocol.load(study), wh, freezes)
+            existing = studied.freezes()
+            if not existing:
+                raise RankhouseError(f"study {studied.protocol.name} has no freeze: its labels stay closed")
+            problems = studied.verify(existing[-1])
+            if problems:
+                raise RankhouseError(
+                    f"the labels stay closed: study {studied.protocol.name} changed since {existing[-1].freeze_id}: "
+                    + "; ".join(problems)
+                )
+            wh.open_gate(verified_freeze=existing[-1].freeze_id)
+        elif with_labels:
+            wh.open_gate()
+        wh.lock_down()
+    except BaseException:
+        wh.close()
+        raise
+    return wh
+
+
+def query_command(
+    sql: Annotated[str, typer.Argument(help="SQL to run (read-only).")],
+    output_format: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    db: DbOption = DEFAULT,
+    labels: LabelsOption = None,
+    study: StudyOption = None,
+    with_labels: WithLabels = False,
+    freezes: FreezesOption = None,
+) -> None:
+    """Run one read-only query on the warehouse.  Example: rankhouse query "FROM models.run_measures" --format csv"""
+    if output_format not in ("table", "csv", "json", "parquet"):
+        raise typer.BadParameter("--format is table, csv, json or parquet")
+    if output_format == "parquet" and output is None:
+        raise typer.BadParameter("--format parquet needs --output FILE")
+    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
+        try:
+            result = wh.con.execute(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            raise RankhouseError(f"query failed: {exc}") from None
+    write_result(result, output_format, output)
+
+
+def write_result(result, output_format: str, output: Path | None) -> None:  # noqa: ANN001 - a pyarrow Table
+    """Print or write an Arrow table in one of the query formats."""
+    if output_format == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(result, output)
+        say(f"wrote {result.num_rows} rows to {output}")
+        return
+    rows = [list(r.values()) for r in result.to_pylist()]
+    if output_format == "table":
+        text = table(result.column_names, rows) + "\n"
+    elif output_format == "json":
+        text = json.dumps(result.to_pylist(), indent=2, default=str) + "\n"
+    else:
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(result.column_names)
+        writer.writerows(rows)
+        text = buffer.getvalue()
+    if output:
+        output.write_text(text)
+        say(f"wrote {result.num_rows} rows to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+SHELL_HELP = """statements end with ';'.  .tables  lists tables and views;  .quit  leaves.
+The warehouse is read-only here, and file access is off."""
+
+
+def shell_command(
+    db: DbOption = DEFAULT,
+    labels: LabelsOption = None,
+    study: StudyOption = None,
+    with_labels: WithLabels = False,
+    freezes: FreezesOption = None,
+) -> None:
+    """An interactive, read-only SQL session on the warehouse.  Example: rankhouse shell --db study.duckdb"""
+    interactive = sys.stdin.isatty()
+    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
+        if interactive:
+            print(f"rankhouse shell on {db} (read-only). {SHELL_HELP}")
+        buffer = ""
+        while True:
+            if interactive:
+                try:
+                    line = input("rankhouse> " if not buffer else "      ...> ")
+                except EOFError:
+                    break
+            else:
+                line = sys.stdin.readline()
+                if not line:
+                    break
+            command = line.strip()
+            if not buffer and command.startswith("."):
+                if command in (".quit", ".exit"):
+                    break
+                if command == ".tables":
+                    command = (
+                        "SELECT database_name AS db, schema_name AS schema, table_name AS name, 'table' AS kind "
+                        "FROM duckdb_tables() WHERE NOT internal UNION ALL SELECT database_name, schema_name, "
+                        "view_name, 'view' FROM duckdb_views() WHERE NOT internal ORDER BY ALL;"
+                    )
+                else:
+                    print(SHELL_HELP)
+                    continue
+            buffer += command + "\n"
+            if buffer.rstrip().endswith(";"):
+                try:
+                    write_result(wh.con.execute(buffer).to_arrow_table(), "table", None)
+                except duckdb.Error as exc:
+                    print(f"error: {exc}")
+                buffer = ""

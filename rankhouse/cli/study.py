@@ -1,0 +1,87 @@
+"""`rankhouse study prepare|freeze|evaluate|run|status PROTOCOL`: staged, frozen, gated studies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, report_model, say
+from rankhouse.report import summary_table, write_outputs
+from rankhouse.study import Protocol, Study
+from rankhouse.warehouse import Warehouse
+
+study_app = typer.Typer(
+    help="Studies: prepare (no labels), freeze, evaluate (labels behind the gate).", no_args_is_help=True
+)
+ProtocolArg = Annotated[Path, typer.Argument(help="The study's protocol file, e.g. studies/trec_sample.toml.")]
+FreezesOption = Annotated[
+    Path | None, typer.Option("--freezes", help="Directory of freeze files (default: freezes/ beside the warehouse).")
+]
+OutOption = Annotated[Path | None, typer.Option("--out", help="Write results.json, per_query.csv and the runs here.")]
+
+
+def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
+    return Study(Protocol.load(protocol), wh, freezes, say=say, progress=report_model)
+
+
+@study_app.command("prepare")
+def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
+                    freezes: FreezesOption = None) -> None:  # fmt: skip
+    """Load the label-free inputs and build the prepare models.  Example: rankhouse study prepare studies/x.toml"""
+    with Warehouse(db, labels) as wh:
+        _study(protocol, wh, freezes).prepare()
+
+
+@study_app.command("freeze")
+def freeze_command(
+    protocol: ProtocolArg,
+    supersedes: Annotated[
+        str | None, typer.Option(help="The freeze this one corrects (a new freeze, never an edit).")
+    ] = None,
+    reason: Annotated[str | None, typer.Option(help="Why the correction was needed (with --supersedes).")] = None,
+    db: DbOption = DEFAULT,
+    labels: LabelsOption = None,
+    freezes: FreezesOption = None,
+) -> None:
+    """Hash the prepared outputs into freezes/<study>-<n>.json.  Example: rankhouse study freeze studies/x.toml"""
+    with Warehouse(db, labels) as wh:
+        _study(protocol, wh, freezes).freeze(supersedes, reason)
+
+
+def _evaluate(study: Study, out: Path | None) -> None:
+    evaluation = study.evaluate()
+    say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
+    if out:
+        for path in write_outputs(study, evaluation, out):
+            say(f"wrote {path}")
+    if study.wh.table_exists("results.run_measures"):
+        print(summary_table(study, evaluation))
+
+
+@study_app.command("evaluate")
+def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
+                     freezes: FreezesOption = None) -> None:  # fmt: skip
+    """Verify the latest freeze, then open the labels and evaluate.  Example: rankhouse study evaluate studies/x.toml"""
+    with Warehouse(db, labels) as wh:
+        _evaluate(_study(protocol, wh, freezes), out)
+
+
+@study_app.command("run")
+def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
+                freezes: FreezesOption = None) -> None:  # fmt: skip
+    """prepare, freeze (reusing an identical freeze), evaluate.  Example: rankhouse study run studies/x.toml"""
+    with Warehouse(db, labels) as wh:
+        study = _study(protocol, wh, freezes)
+        study.prepare()
+        study.freeze()
+        _evaluate(study, out)
+
+
+@study_app.command("status")
+def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
+                   freezes: FreezesOption = None) -> None:  # fmt: skip
+    """The study's stage, its freezes, whether the latest is intact.  Example: rankhouse study status studies/x.toml"""
+    with Warehouse(db, labels) as wh:
+        print("\n".join(_study(protocol, wh, freezes).status()))

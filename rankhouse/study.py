@@ -1,0 +1,510 @@
+"""Studies: a protocol file, and the prepare -> freeze -> evaluate stages with the label gate.
+
+A protocol (`studies/<name>.toml`) names its inputs with their SHA-256, its parameters and the
+models of each stage:
+
+    [study]
+    name = "trec_sample"
+    description = "..."
+
+    [inputs.results]                      # paths are relative to the protocol file
+    path = "../tests/fixtures/trec_eval/results.test"
+    sha256 = "69019319..."
+    loader = "trec.run"                   # trec.qrels and other label loaders write the labels file
+
+    [parameters]                          # model parameters (jinja2), part of every fingerprint
+    measures = ["AP", "nDCG@10"]
+
+    [stages]
+    prepare = "+run_ranking"              # dbt-style selections
+    evaluate = "+run_measures"
+
+prepare  loads the non-label inputs and builds the prepare models; the labels file is not attached.
+freeze   writes `<freezes>/<study>-<n>.json`: the protocol's, inputs' and prepare models' hashes and
+         the SHA-256 of every prepare output's canonical export; never overwritten. A changed study
+         needs `--supersedes <previous> --reason TEXT`.
+evaluate checks all of it again; only if nothing changed are the labels loaded and attached
+         read-only as `gate`, the evaluate models run, and their outputs copied to `results.*` under
+         the freeze id, beside the results of earlier freezes.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+import rankhouse
+from rankhouse.errors import RankhouseError
+from rankhouse.loaders import LOADERS, LoadResult
+from rankhouse.loaders.sources import sha256_bytes, sha256_file
+from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.freeze import (
+    CANONICAL_EXPORT,
+    Freeze,
+    mirror_freezes,
+    read_freezes,
+    table_digest,
+    write_freeze,
+)
+from rankhouse.warehouse.runner import ModelRun, Runner
+
+
+@dataclass(frozen=True)
+class Input:
+    """A protocol input: a file with its expected SHA-256 and the loader that reads it."""
+
+    key: str
+    path: Path
+    sha256: str
+    loader: str
+    name: str | None = None
+
+    @property
+    def is_label(self) -> bool:
+        return LOADERS[self.loader].labels
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A study's protocol file, parsed and checked."""
+
+    name: str
+    description: str
+    path: Path
+    sha256: str
+    inputs: tuple[Input, ...]
+    parameters: dict
+    prepare: str
+    evaluate: str
+    outputs: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Protocol:
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+            spec = tomllib.loads(data.decode("utf-8"))
+        except OSError as exc:
+            raise RankhouseError(f"cannot read protocol {path}: {exc.strerror}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RankhouseError(f"protocol {path} is not valid TOML: {exc}") from None
+
+        def need(table: dict, key: str, where: str) -> object:
+            if key not in table:
+                raise RankhouseError(f"protocol {path}: [{where}] lacks {key}")
+            return table[key]
+
+        study = need(spec, "study", "study")
+        stages = need(spec, "stages", "stages")
+        inputs = []
+        for key, entry in spec.get("inputs", {}).items():
+            loader = need(entry, "loader", f"inputs.{key}")
+            if loader not in LOADERS:
+                raise RankhouseError(
+                    f"protocol {path}: [inputs.{key}] unknown loader {loader!r}; known: {', '.join(LOADERS)}"
+                )
+            inputs.append(
+                Input(
+                    key=key,
+                    path=(path.parent / str(need(entry, "path", f"inputs.{key}"))).resolve(),
+                    sha256=str(need(entry, "sha256", f"inputs.{key}")),
+                    loader=loader,
+                    name=entry.get("name"),
+                )
+            )
+        name = str(need(study, "name", "study"))
+        if not name.replace("_", "").replace("-", "").isalnum():
+            raise RankhouseError(f"protocol {path}: study name {name!r} may use letters, digits, - and _ only")
+        return cls(
+            name=name,
+            description=str(study.get("description", "")),
+            path=path.resolve(),
+            sha256=sha256_bytes(data),
+            inputs=tuple(inputs),
+            parameters=dict(spec.get("parameters", {})),
+            prepare=str(need(stages, "prepare", "stages")),
+            evaluate=str(need(stages, "evaluate", "stages")),
+            outputs=dict(spec.get("outputs", {})),
+        )
+
+
+def freezes_dir_for(db: str) -> Path:
+    """Default place for freeze files: `freezes/` beside the warehouse file (or the current directory)."""
+    return (Path(db).resolve().parent if db != ":memory:" else Path.cwd()) / "freezes"
+
+
+@dataclass
+class Evaluation:
+    """What an evaluation did: the freeze it ran under, and whether its results were new."""
+
+    freeze: Freeze
+    runs: list[ModelRun]
+    new_results: bool
+
+
+class Study:
+    """One protocol on one warehouse: its stages, its freezes and its gate."""
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        wh: Warehouse,
+        freezes: Path | None = None,
+        project: Project | None = None,
+        say: Callable[[str], None] | None = None,
+        progress: Callable[[ModelRun], None] | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.wh = wh
+        self.freezes_dir = freezes or freezes_dir_for(wh.path)
+        self.project = project or Project.load()
+        self.say = say or (lambda message: None)
+        self.progress = progress
+        self.prepare_models = self.project.select(protocol.prepare)
+        wrong = [m for m in self.prepare_models if self.project.models[m].stage != "prepare"]
+        if wrong:
+            raise RankhouseError(
+                f"protocol {protocol.path}: the prepare stage selects evaluate models {', '.join(wrong)}"
+            )
+        self.evaluate_models = [
+            m for m in self.project.select(protocol.evaluate) if self.project.models[m].stage == "evaluate"
+        ]
+        stray = [
+            m
+            for m in self.project.select(protocol.evaluate)
+            if self.project.models[m].stage == "prepare" and m not in self.prepare_models
+        ]
+        if stray:
+            raise RankhouseError(
+                f"protocol {protocol.path}: the evaluate stage needs prepare models {', '.join(stray)} "
+                "that the prepare stage does not build (so they would not be frozen)"
+            )
+
+    # -- bookkeeping ------------------------------------------------------------------------------
+    def runner(self) -> Runner:
+        return Runner(self.wh, self.project, self.protocol.parameters)
+
+    def freezes(self) -> list[Freeze]:
+        """This study's freeze files, oldest first (meta.freezes is brought in line with them)."""
+        found = read_freezes(self.freezes_dir, self.protocol.name)
+        if not self.wh.read_only:
+            mirror_freezes(self.wh, found)
+        return found
+
+    def _register(self) -> None:
+        with self.wh.transaction():
+            self.wh.sql("DELETE FROM meta.studies WHERE study = ?", [self.protocol.name])
+            self.wh.sql(
+                "INSERT INTO meta.studies VALUES (?, ?, current_localtimestamp())",
+                [self.protocol.name, str(self.protocol.path)],
+            )
+
+    def check_inputs(self, inputs: tuple[Input, ...] | None = None) -> dict[str, str]:
+        """SHA-256 of every input file, which must match the protocol; an error names each that does not."""
+        found, problems = {}, []
+        for item in inputs or self.protocol.inputs:
+            try:
+                digest = sha256_file(item.path)
+            except OSError as exc:
+                problems.append(f"input {item.key}: cannot read {item.path} ({exc.strerror})")
+                continue
+            if digest != item.sha256:
+                problems.append(
+                    f"input {item.key}: {item.path} has SHA-256 {digest}, the protocol expects {item.sha256}"
+                )
+            found[item.key] = digest
+        if problems:
+            raise RankhouseError("the inputs do not match the protocol:\n  " + "\n  ".join(problems))
+        return found
+
+    def _load(self, inputs: list[Input]) -> list[LoadResult]:
+        loaded = []
+        for item in inputs:
+            loader = LOADERS[item.loader]
+            result = loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
+            self.say(str(result))
+            loaded.append(result)
+        return loaded
+
+    # -- stages -----------------------------------------------------------------------------------
+    def prepare(self) -> list[ModelRun]:
+        """Load the non-label inputs and build the prepare models, with the labels file detached."""
+        self.check_inputs()
+        self._register()
+        self.wh.close_gate()
+        self._load([i for i in self.protocol.inputs if not i.is_label])
+        assert "gate" not in self.wh.attached()
+        return self.runner().run(self.prepare_models, progress=self.progress)
+
+    def snapshot(self) -> dict:
+        """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""
+        runner = self.runner()
+        models, tables = {}, {}
+        for name in self.prepare_models:
+            fingerprint = runner.fingerprint(name)
+            if runner.last_built(name) != fingerprint:
+                raise RankhouseError(
+                    f"model {name} is missing or out of date: run `rankhouse study prepare {self.protocol.path}`"
+                )
+            models[name] = fingerprint
+            model = self.project.models[name]
+            digest, rows = table_digest(self.wh, model.table, model.grain)
+            tables[model.table] = {"sha256": digest, "rows": rows}
+        return {
+            "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
+            "inputs": self._input_record(self.check_inputs()),
+            "parameters": self.protocol.parameters,
+            "models": models,
+            "tables": tables,
+        }
+
+    def freeze(self, supersedes: str | None = None, reason: str | None = None) -> tuple[Freeze, bool]:
+        """Freeze the prepared study; returns (the freeze, whether it is new).
+
+        An identical latest freeze is reused. A study that changed since its latest freeze needs
+        `supersedes` naming that freeze and a `reason`; the correction is a new freeze file.
+        """
+        self._register()
+        snapshot = self.snapshot()
+        existing = self.freezes()
+        latest = existing[-1] if existing else None
+        if latest and _content(latest.record) == _content(snapshot) and supersedes is None:
+            self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
+            return latest, False
+        if latest is None and supersedes is not None:
+            raise RankhouseError(f"study {self.protocol.name} has no freeze to supersede")
+        if latest is not None:
+            if supersedes is None:
+                changes = "; ".join(describe_changes(latest.record, snapshot))
+                raise RankhouseError(
+                    f"study {self.protocol.name} is frozen as {latest.freeze_id} and has changed since ({changes}). "
+                    f"A correction is a new freeze: rankhouse study freeze {self.protocol.path} "
+                    f"--supersedes {latest.freeze_id} --reason '...'"
+                )
+            if supersedes != latest.freeze_id:
+                raise RankhouseError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
+            if not (reason or "").strip():
+                raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
+            if _content(latest.record) == _content(snapshot):
+                raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
+        n = latest.n + 1 if latest else 1
+        record = {
+            "freeze_id": f"{self.protocol.name}-{n}",
+            "study": self.protocol.name,
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "rankhouse_version": rankhouse.__version__,
+            "duckdb_version": duckdb.__version__,
+            "canonical_export": CANONICAL_EXPORT,
+            "supersedes": supersedes,
+            "reason": reason,
+            **snapshot,
+        }
+        frozen = write_freeze(self.freezes_dir, self.protocol.name, n, record)
+        mirror_freezes(self.wh, [frozen])
+        self.say(f"froze {frozen.freeze_id} in {frozen.path}")
+        return frozen, True
+
+    def _input_record(self, digests: dict[str, str]) -> dict:
+        return {
+            i.key: {"path": _shown(i.path), "sha256": digests[i.key], "loader": i.loader}
+            for i in self.protocol.inputs
+            if i.key in digests
+        }
+
+    def verify(self, freeze: Freeze) -> list[str]:
+        """Everything that changed since `freeze`; empty if the freeze is intact.
+
+        Recomputed from scratch: the freeze file's own hash, the protocol's, every input file's, every
+        prepare model's fingerprint (its SQL, parameters, parents and loaded data as they are now) and
+        every frozen table's canonical export.
+        """
+        problems = []
+        recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
+        if recorded and recorded[0][0] != freeze.file_sha256:
+            problems.append(f"the freeze file {freeze.path} was edited after it was written")
+        digests = {}
+        for item in self.protocol.inputs:
+            try:
+                digests[item.key] = sha256_file(item.path)
+            except OSError:
+                problems.append(f"input {item.key}: {item.path} cannot be read")
+        runner = self.runner()
+        models, tables = {}, {}
+        for name in self.prepare_models:
+            model = self.project.models[name]
+            models[name] = runner.fingerprint(name)
+            if not self.wh.table_exists(model.table):
+                tables[model.table] = None
+                continue
+            digest, rows = table_digest(self.wh, model.table, model.grain)
+            tables[model.table] = {"sha256": digest, "rows": rows}
+        now = {
+            "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
+            "inputs": self._input_record(digests),
+            "parameters": self.protocol.parameters,
+            "models": models,
+            "tables": tables,
+        }
+        return problems + describe_changes(freeze.record, now)
+
+    def evaluate(self) -> Evaluation:
+        """Verify the latest freeze, open the gate, run the evaluate models, keep their results by freeze."""
+        existing = self.freezes()
+        if not existing:
+            raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
+        freeze = existing[-1]
+        problems = self.verify(freeze)
+        if problems:
+            raise RankhouseError(
+                f"the labels stay closed: study {self.protocol.name} changed since freeze {freeze.freeze_id}:\n  "
+                + "\n  ".join(problems)
+            )
+        labels = [i for i in self.protocol.inputs if i.is_label]
+        self.check_inputs(tuple(labels))
+        self.wh.close_gate()
+        self._load(labels)
+        self.wh.open_gate(verified_freeze=freeze.freeze_id)
+        runner = self.runner()
+        runs = runner.run(self.evaluate_models, progress=self.progress)
+        new = self._keep_results(freeze)
+        fingerprints = {name: runner.fingerprint(name) for name in self.evaluate_models}
+        self.wh.sql(
+            "INSERT INTO meta.evaluations VALUES (?, current_localtimestamp(), ?)",
+            [freeze.freeze_id, json.dumps(fingerprints, sort_keys=True)],
+        )
+        return Evaluation(freeze, runs, new)
+
+    def _keep_results(self, freeze: Freeze) -> bool:
+        """Copy evaluate outputs to results.<model> under the freeze id; re-evaluation must agree."""
+        tables = [
+            self.project.models[m] for m in self.evaluate_models if self.project.models[m].materialized == "table"
+        ]
+        stored = [
+            m for m in tables
+            if self.wh.table_exists(f"results.{m.name}")
+            and self.wh.sql(f"SELECT count(*) FROM results.{m.name} WHERE freeze_id = ?", [freeze.freeze_id])[0][0]
+        ]  # fmt: skip
+        for model in stored:
+            kept = f"(SELECT * EXCLUDE (freeze_id) FROM results.{model.name} WHERE freeze_id = '{freeze.freeze_id}')"
+            if table_digest(self.wh, kept, model.grain)[0] != table_digest(self.wh, model.table, model.grain)[0]:
+                raise RankhouseError(
+                    f"freeze {freeze.freeze_id} already has results in results.{model.name} and this evaluation "
+                    "gives different ones (an evaluate model or its parameters changed). Results are never "
+                    "replaced: record the correction as a new freeze with --supersedes and --reason."
+                )
+        if stored:
+            self.say(f"freeze {freeze.freeze_id} was evaluated before; the results are identical")
+            return False
+        with self.wh.transaction():
+            for model in tables:
+                self.wh.sql(
+                    f"CREATE TABLE IF NOT EXISTS results.{model.name} AS "
+                    f"SELECT CAST(NULL AS VARCHAR) AS freeze_id, * FROM {model.table} WHERE false"
+                )
+                self.wh.sql(f"INSERT INTO results.{model.name} SELECT ?, * FROM {model.table}", [freeze.freeze_id])
+        self.say(f"results of {freeze.freeze_id} kept in results.* ({', '.join(m.name for m in tables)})")
+        return True
+
+    def run(self) -> Evaluation:
+        """prepare, freeze (reusing an identical freeze), evaluate."""
+        self.prepare()
+        self.freeze()
+        return self.evaluate()
+
+    def status(self) -> list[str]:
+        """Where the study stands, line by line: stage, inputs, prepare models, freezes, evaluation."""
+        lines = [
+            f"study      {self.protocol.name}" + (f": {self.protocol.description}" if self.protocol.description else "")
+        ]
+        lines.append(f"protocol   {self.protocol.path} (sha256 {self.protocol.sha256[:16]}...)")
+        lines.append(f"warehouse  {self.wh.path}; labels {self.wh.labels_path}; freezes {self.freezes_dir}")
+        try:
+            self.check_inputs()
+            lines.append(f"inputs     {len(self.protocol.inputs)} files, all as the protocol expects")
+        except RankhouseError as exc:
+            lines.append(f"inputs     {exc}")
+        runner = self.runner()
+        stale = [m for m in self.prepare_models if runner.last_built(m) != runner.fingerprint(m)]
+        lines.append(
+            f"prepare    {len(self.prepare_models) - len(stale)} of {len(self.prepare_models)} models current"
+            + (f" (to build: {', '.join(stale)})" if stale else "")
+        )
+        stage = "new" if stale else "prepared"
+        existing = self.freezes()
+        for freeze in existing:
+            note = f", supersedes {freeze.supersedes}: {freeze.reason}" if freeze.supersedes else ""
+            lines.append(f"freeze     {freeze.freeze_id} at {freeze.record['created_at']}{note}")
+        if existing:
+            latest = existing[-1]
+            problems = self.verify(latest)
+            lines.append(
+                f"current    {latest.freeze_id}: " + ("intact" if not problems else "CHANGED: " + "; ".join(problems))
+            )
+            evaluated = self.wh.sql(
+                "SELECT max(evaluated_at) FROM meta.evaluations WHERE freeze_id = ?", [latest.freeze_id]
+            )[0][0]
+            stage = "evaluated" if evaluated else "frozen"
+            if evaluated:
+                lines.append(f"evaluated  {latest.freeze_id} at {evaluated:%Y-%m-%d %H:%M:%S}")
+            if problems:
+                stage += " (changed since the freeze)"
+        else:
+            lines.append("freeze     none yet")
+        lines.insert(1, f"stage      {stage}")
+        return lines
+
+
+def _shown(path: Path) -> str:
+    """A path as recorded in a freeze: relative to the current directory when below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _content(record: dict) -> dict:
+    """The part of a freeze record that a later snapshot must reproduce (hashes, not paths)."""
+    return {
+        "protocol": record["protocol"]["sha256"],
+        "inputs": {key: entry["sha256"] for key, entry in record["inputs"].items()},
+        "parameters": record.get("parameters"),
+        "models": record["models"],
+        "tables": record["tables"],
+    }
+
+
+def describe_changes(recorded: dict, now: dict) -> list[str]:
+    """Human-readable differences between a freeze record and a fresh snapshot."""
+    changes = []
+    if recorded["protocol"]["sha256"] != now["protocol"]["sha256"]:
+        changes.append(f"the protocol file {now['protocol']['path']} changed")
+    for key in sorted(set(recorded["inputs"]) | set(now["inputs"])):
+        before, after = recorded["inputs"].get(key), now["inputs"].get(key)
+        if before is None or after is None:
+            changes.append(f"input {key} was {'added' if before is None else 'removed'}")
+        elif before["sha256"] != after["sha256"]:
+            changes.append(
+                f"input {key} ({after['path']}) changed: SHA-256 {after['sha256'][:16]}..., "
+                f"frozen {before['sha256'][:16]}..."
+            )
+    for key in sorted(set(recorded.get("parameters", {})) | set(now["parameters"])):
+        if recorded.get("parameters", {}).get(key) != now["parameters"].get(key):
+            changes.append(
+                f"parameter {key} is {now['parameters'].get(key)!r}, frozen {recorded.get('parameters', {}).get(key)!r}"
+            )
+    for name in sorted(set(recorded["models"]) | set(now["models"])):
+        if recorded["models"].get(name) != now["models"].get(name):
+            changes.append(f"model {name} changed (its SQL, parameters, parents or data)")
+    for table in sorted(set(recorded["tables"]) | set(now["tables"])):
+        if now["tables"].get(table) is None:
+            changes.append(f"table {table} is missing")
+        elif recorded["tables"].get(table) != now["tables"].get(table):
+            changes.append(f"table {table} differs from its frozen export (edited after the freeze?)")
+    return changes

@@ -1,0 +1,397 @@
+"""Studies and the label gate. Most tests are an attempt to break the gate: each must fail with a clear
+message and leave the warehouse and the labels exactly as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import TREC
+
+from rankhouse.errors import ModelError, RankhouseError
+from rankhouse.paths import MODELS_DIR
+from rankhouse.study import Protocol, Study
+from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.freeze import table_digest, write_freeze
+
+MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_protocol(root: Path, measures: list[str] = MEASURES, extra: str = "") -> Path:
+    inputs = {"results": "results.test", "trunc": "results.trunc", "qrels": "qrels.test"}
+    lines = ["[study]", 'name = "gated"', 'description = "a test study"', ""]
+    for key, name in inputs.items():
+        loader = "trec.qrels" if key == "qrels" else "trec.run"
+        lines += [f"[inputs.{key}]", f'path = "data/{name}"', f'sha256 = "{sha(root / "data" / name)}"',
+                  f'loader = "{loader}"', ""]  # fmt: skip
+    lines += ["[parameters]", f"measures = {json.dumps(measures)}", "", "[stages]",
+              'prepare = "run_ranking measure_requests"', 'evaluate = "+run_measures"', extra]  # fmt: skip
+    path = root / "gated.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def env(tmp_path):
+    """A study with its own copies of the data and of the models, so that tests can tamper with them."""
+    (tmp_path / "data").mkdir()
+    for name in ("results.test", "results.trunc", "qrels.test"):
+        shutil.copy(TREC / name, tmp_path / "data" / name)
+    shutil.copytree(MODELS_DIR, tmp_path / "models")
+    protocol = write_protocol(tmp_path)
+    return tmp_path, protocol
+
+
+def open_study(root: Path, protocol: Path) -> tuple[Warehouse, Study]:
+    wh = Warehouse(root / "w.duckdb")
+    return wh, Study(Protocol.load(protocol), wh, root / "freezes", Project.load(root / "models"))
+
+
+def state(root: Path) -> dict:
+    """Every table and view of the warehouse and the labels file, as digests (read-only, plain DuckDB)."""
+    found = {}
+    for name in ("w.duckdb", "w.labels.duckdb"):
+        path = root / name
+        if not path.exists():
+            found[name] = None
+            continue
+        con = duckdb.connect(str(path), read_only=True)
+        wh = Warehouse.__new__(Warehouse)  # a bare wrapper around a read-only connection, for table_digest
+        wh.con = con
+        relations = con.execute(
+            "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE NOT internal "
+            "UNION ALL SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
+        ).fetchall()
+        found[name] = {rel: table_digest(wh, rel) for (rel,) in relations if not rel.endswith("model_runs")}
+        con.close()
+    return found
+
+
+def prepared_and_frozen(root: Path, protocol: Path) -> None:
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.prepare()
+        study.freeze()
+
+
+def test_the_stages_in_order_and_results_kept_by_freeze(env):
+    root, protocol = env
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.prepare()
+        assert not (root / "w.labels.duckdb").exists(), "prepare must not create or touch the labels"
+        frozen, new = study.freeze()
+        assert new and frozen.freeze_id == "gated-1" and frozen.path == root / "freezes" / "gated-1.json"
+        evaluation = study.evaluate()
+        assert evaluation.new_results
+        rows = wh.sql("SELECT freeze_id, run_id, value FROM results.run_measures WHERE measure = 'AP' ORDER BY run_id")
+        assert [(r[0], r[1]) for r in rows] == [("gated-1", "results.test"), ("gated-1", "results.trunc")]
+        assert rows[0][2] == pytest.approx(0.17852, abs=5e-5)  # trec_eval's map for results.test
+        again = study.evaluate()
+        assert not again.new_results  # re-evaluating an intact freeze gives the same results, kept once
+        assert study.status()[1] == "stage      evaluated"
+
+
+def test_freeze_records_every_hash(env):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    record = json.loads((root / "freezes" / "gated-1.json").read_text())
+    assert record["protocol"]["sha256"] == sha(protocol)
+    assert {k: v["sha256"] for k, v in record["inputs"].items()} == {
+        "results": sha(root / "data" / "results.test"),
+        "trunc": sha(root / "data" / "results.trunc"),
+        "qrels": sha(root / "data" / "qrels.test"),
+    }
+    assert set(record["models"]) == {"run_ranking", "measure_requests"}
+    assert record["tables"]["models.run_ranking"]["rows"] == 2084
+    assert record["rankhouse_version"] and record["canonical_export"]
+
+
+def test_canonical_export_is_what_the_documentation_says(wh):
+    """Recompute a table's digest in plain Python from the documented canonical form."""
+    wh.sql(
+        "CREATE TABLE t AS SELECT * FROM (VALUES (2, 'tab\there', 0.1 + 0.2, true, [1.5, 2.0]), "
+        "(1, NULL, 1e-20, false, NULL)) AS v (k, s, f, b, a)"
+    )
+    expected = "\n".join(["1\t\\N\t1e-20\tfalse\t\\N", "2\ttab\\there\t0.3\ttrue\t[1.5,2]"])
+    assert table_digest(wh, "t", ("k",)) == (hashlib.sha256(expected.encode()).hexdigest(), 2)
+
+
+def test_labels_are_not_readable_during_prepare_by_any_route(env):
+    root, protocol = env
+    qrels_source = root / "data" / "qrels.test"
+    attempts = {
+        "by_name": ("SELECT qid AS run_id FROM gate.qrels", "may not read labels"),
+        "by_labels_catalog": ("SELECT qid AS run_id FROM labels.qrels", "unknown table labels.qrels"),
+        "by_attach": (f"ATTACH '{root / 'w.labels.duckdb'}' AS peek", "exactly one SELECT"),
+        "by_file": (f"SELECT * FROM read_csv('{qrels_source}')", "reads READ_CSV"),
+    }
+    for name, (sql, message) in attempts.items():
+        path = root / "models" / "metrics" / "peek.sql"
+        path.write_text(
+            "-- name: peek\n-- version: 1\n-- stage: prepare\n-- grain: run_id\n-- audits: at_least_one_row\n"
+            f"-- description: an attempt to read labels {name}.\n{sql}\n"
+        )
+        with pytest.raises(ModelError, match=message) as err:
+            Project.load(root / "models")
+        assert err.value.model == "peek"
+    assert not (root / "w.labels.duckdb").exists()
+
+
+def test_a_prepare_stage_cannot_select_evaluate_models(env):
+    root, protocol = env
+    protocol.write_text(
+        protocol.read_text().replace('prepare = "run_ranking measure_requests"', 'prepare = "+run_measures"')
+    )
+    with pytest.raises(RankhouseError, match="prepare stage selects evaluate models"):
+        open_study(root, protocol)
+
+
+def tamper_model(root: Path, protocol: Path) -> str:
+    path = root / "models" / "metrics" / "run_ranking.sql"
+    path.write_text(path.read_text().replace("docno DESC", "docno ASC"))
+    return "model run_ranking changed"
+
+
+def tamper_parameter(root: Path, protocol: Path) -> str:
+    protocol.write_text(protocol.read_text().replace('"NumRelRet"]', '"NumRelRet", "P@10"]'))
+    return "parameter measures is"
+
+
+def tamper_input(root: Path, protocol: Path) -> str:
+    run = root / "data" / "results.trunc"
+    run.write_text(run.read_text().replace("FBIS3-27619", "FBIS3-00000", 1))
+    return "input trunc"
+
+
+def tamper_table(root: Path, protocol: Path) -> str:
+    with Warehouse(root / "w.duckdb") as wh:
+        wh.sql("UPDATE models.measure_requests SET cutoff = 3 WHERE measure = 'P@5'")
+    return "table models.measure_requests differs from its frozen export"
+
+
+@pytest.mark.parametrize("tamper", [tamper_model, tamper_parameter, tamper_input, tamper_table])
+@pytest.mark.parametrize("evaluated_before", [False, True])
+def test_evaluate_refuses_after_any_change_since_the_freeze(env, tamper, evaluated_before):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    if evaluated_before:
+        wh, study = open_study(root, protocol)
+        with wh:
+            study.evaluate()
+    message = tamper(root, protocol)
+    before = state(root)
+    wh, study = open_study(root, protocol)
+    with wh, pytest.raises(RankhouseError) as err:
+        study.evaluate()
+    assert "the labels stay closed" in str(err.value) and message in str(err.value)
+    assert state(root) == before
+
+
+def test_a_freeze_file_is_never_overwritten(env):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    path = root / "freezes" / "gated-1.json"
+    original = path.read_bytes()
+    with pytest.raises(RankhouseError, match="already exists; freeze files are never overwritten"):
+        write_freeze(root / "freezes", "gated", 1, {"forged": True})
+    assert path.read_bytes() == original
+
+
+def test_an_edited_freeze_file_is_detected(env):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    path = root / "freezes" / "gated-1.json"
+    record = json.loads(path.read_text())
+    record["tables"]["models.run_ranking"]["rows"] = 1
+    path.write_text(json.dumps(record))
+    wh, study = open_study(root, protocol)
+    with wh, pytest.raises(RankhouseError, match="was edited after it was written"):
+        study.evaluate()
+
+
+def test_corrections_are_new_freezes_and_results_sit_side_by_side(env):
+    root, protocol = env
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.run()
+    tamper_parameter(root, protocol)
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.prepare()
+        with pytest.raises(RankhouseError, match=r"frozen as gated-1 and has changed since .*--supersedes gated-1"):
+            study.freeze()
+        with pytest.raises(RankhouseError, match="needs --reason"):
+            study.freeze(supersedes="gated-1")
+        frozen, new = study.freeze(supersedes="gated-1", reason="P@10 was left out of the measures by mistake")
+        assert new and frozen.freeze_id == "gated-2" and frozen.supersedes == "gated-1"
+        study.evaluate()
+        assert wh.sql("SELECT freeze_id, count(*) FROM results.run_measures GROUP BY ALL ORDER BY 1") == [
+            ("gated-1", 12),
+            ("gated-2", 14),
+        ]
+        assert wh.sql("SELECT freeze_id, supersedes FROM meta.freezes ORDER BY 1") == [
+            ("gated-1", None),
+            ("gated-2", "gated-1"),
+        ]
+    assert (root / "freezes" / "gated-1.json").exists()
+
+
+def test_changed_evaluate_models_cannot_replace_a_freezes_results(env):
+    root, protocol = env
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.run()
+    path = root / "models" / "metrics" / "measure_precision.sql"
+    path.write_text(path.read_text().replace("/ m.cutoff AS value", "/ (m.cutoff + 1) AS value"))
+    before = state(root)
+    wh, study = open_study(root, protocol)
+    with wh, pytest.raises(RankhouseError, match="already has results .* never replaced"):
+        study.evaluate()
+    after = state(root)
+    assert after["w.duckdb"]["results.run_measures"] == before["w.duckdb"]["results.run_measures"]
+    assert after["w.labels.duckdb"] == before["w.labels.duckdb"]
+
+
+def test_other_commands_cannot_open_a_studys_labels(env):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    with Warehouse(root / "w.duckdb") as wh, pytest.raises(RankhouseError, match="open only through"):
+        wh.open_gate()
+
+
+def rankhouse(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)  # fmt: skip
+
+
+def test_analysts_cannot_reach_labels_before_an_intact_freeze(tmp_path):
+    """Through rankhouse query: by name, by ATTACH, by reading the source file; then through --study."""
+    protocol = write_protocol_in_repo_layout(tmp_path)
+    db = tmp_path / "w.duckdb"
+    assert rankhouse("study", "prepare", protocol, "--db", db).returncode == 0
+    for sql in (
+        "SELECT * FROM gate.qrels",
+        f"ATTACH '{tmp_path / 'w.labels.duckdb'}' AS peek",
+        f"SELECT * FROM read_csv('{tmp_path / 'data' / 'qrels.test'}')",
+        "SET enable_external_access = true",
+    ):
+        done = rankhouse("query", sql, "--db", db)
+        assert done.returncode == 2 and "error:" in done.stderr, sql
+    blocked = rankhouse("query", "SELECT 1", "--db", db, "--study", protocol)
+    assert blocked.returncode == 2 and "has no freeze" in blocked.stderr
+    assert rankhouse("study", "run", protocol, "--db", db).returncode == 0
+    opened = rankhouse(
+        "query", "SELECT count(*) AS n FROM gate.qrels", "--db", db, "--study", protocol, "--format", "csv"
+    )
+    assert opened.returncode == 0, opened.stderr
+    assert opened.stdout.splitlines() == ["n", "3681"]
+    still_closed = rankhouse("query", "SELECT count(*) FROM gate.qrels", "--db", db)
+    assert still_closed.returncode == 2
+
+
+def write_protocol_in_repo_layout(root: Path) -> Path:
+    (root / "data").mkdir()
+    for name in ("results.test", "results.trunc", "qrels.test"):
+        shutil.copy(TREC / name, root / "data" / name)
+    return write_protocol(root)
+
+
+def test_query_formats_and_the_shell(tmp_path):
+    protocol = write_protocol_in_repo_layout(tmp_path)
+    db = tmp_path / "w.duckdb"
+    assert rankhouse("study", "run", protocol, "--db", db, "--out", tmp_path / "out").returncode == 0
+    sql = "SELECT run_id, value FROM results.run_measures WHERE measure = 'AP' ORDER BY run_id"
+    as_json = json.loads(rankhouse("query", sql, "--db", db, "--format", "json").stdout)
+    assert [r["run_id"] for r in as_json] == ["results.test", "results.trunc"]
+    parquet = tmp_path / "ap.parquet"
+    assert rankhouse("query", sql, "--db", db, "--format", "parquet", "--output", parquet).returncode == 0
+    assert duckdb.sql(f"SELECT count(*) FROM '{parquet}'").fetchall() == [(2,)]
+    shell = subprocess.run(
+        [sys.executable, "-m", "rankhouse", "shell", "--db", str(db)],
+        input="SELECT count(*) AS n\nFROM raw.runs;\nSELECT * FROM gate.qrels;\n.tables\n.quit\n",
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "2084" in shell.stdout and "error:" in shell.stdout and "run_measures" in shell.stdout
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["freeze_id"] == "gated-1" and results["methods"]["results.test"]["AP"]["value"] == pytest.approx(
+        0.1785, abs=5e-5
+    )
+
+
+def test_the_warehouse_stays_readable_by_any_duckdb_client(tmp_path):
+    protocol = write_protocol_in_repo_layout(tmp_path)
+    db = tmp_path / "w.duckdb"
+    assert rankhouse("study", "run", protocol, "--db", db).returncode == 0
+    con = duckdb.connect(str(db), read_only=True)
+    relations = con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() UNION ALL "
+        "SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE NOT internal"
+    ).fetchall()
+    for (relation,) in relations:
+        con.execute(f"SELECT count(*) FROM {relation}").fetchall()
+    assert len(relations) > 20
+
+
+def test_two_study_runs_at_once_one_gets_a_clear_lock_error(tmp_path):
+    protocol = write_protocol_in_repo_layout(tmp_path)
+    db = tmp_path / "w.duckdb"
+    assert rankhouse("study", "prepare", protocol, "--db", db).returncode == 0
+    holder = Warehouse(db)  # another process-like holder of the write lock: this test process
+    try:
+        done = rankhouse("study", "run", protocol, "--db", db)
+    finally:
+        holder.close()
+    assert done.returncode == 2 and "in use by another process" in done.stderr
+    runs = [
+        subprocess.Popen([sys.executable, "-m", "rankhouse", "study", "run", str(protocol), "--db", str(db)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in runs]
+    assert any(code == 0 for code, _ in outcomes)
+    for code, err in outcomes:
+        assert code == 0 or (code == 2 and "in use by another process" in err), err
+    status = rankhouse("study", "status", protocol, "--db", db)
+    assert "stage      evaluated" in status.stdout and "intact" in status.stdout
+
+
+def test_a_crash_during_prepare_leaves_a_warehouse_the_next_run_resumes(tmp_path):
+    """Kill -9 while a large run is loading: the load is all or nothing, and the next run carries on."""
+    protocol = write_protocol_in_repo_layout(tmp_path)
+    big = tmp_path / "data" / "big.run"
+    with big.open("w") as out:
+        for q in range(300):
+            out.writelines(f"q{q} Q0 d{d} {d} {1 / (d + 1)!r} big\n" for d in range(3000))
+    entry = f'[inputs.big]\npath = "data/big.run"\nsha256 = "{sha(big)}"\nloader = "trec.run"\n\n[inputs.qrels]'
+    protocol.write_text(protocol.read_text().replace("[inputs.qrels]", entry))
+    db = tmp_path / "w.duckdb"
+    process = subprocess.Popen([sys.executable, "-m", "rankhouse", "study", "prepare", str(protocol), "--db", str(db)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    for line in process.stderr:  # the kill lands while big.run (the next input) is loading
+        if "results.trunc" in line:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    with Warehouse(db) as wh:
+        rows = wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'")[0][0]
+        recorded = wh.sql("SELECT count(*) FROM meta.sources WHERE name = 'big.run'")[0][0]
+        assert (rows, recorded) in ((0, 0), (900_000, 1))
+        assert wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'results.trunc'") == [(584,)]
+    resumed = rankhouse("study", "run", protocol, "--db", db)
+    assert resumed.returncode == 0, resumed.stderr
+    with Warehouse(db) as wh:
+        assert wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'") == [(900_000,)]
+    assert "intact" in rankhouse("study", "status", protocol, "--db", db).stdout
