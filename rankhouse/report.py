@@ -1,8 +1,9 @@
 """Study outputs: `results.json`, `per_query.csv` and the runs as TREC files, from results.* of a freeze.
 
-results.json: {study, freeze_id, protocol_sha256, supersedes: [{freeze_id, reason, created_at}],
-methods: {<method>: {<measure>: {value, ci_low?, ci_high?}}}, contrasts: {}}; every figure comes from
-results.* rows of that freeze.
+results.json: {study, freeze_id, protocol_sha256, supersedes: [{freeze_id, replaced_by, reason}],
+methods: {<method>: {<measure>: {value, ci_low?, ci_high?}}}, contrasts: {<subset>: {<a - b>: {mean,
+ci_low, ci_high}}}}, plus writer-specific parts; every figure comes from results.* rows of that freeze.
+A protocol names its writer in `[outputs] writer` ("trec", the default, or "retrieval").
 """
 
 from __future__ import annotations
@@ -37,18 +38,37 @@ def trec_results(study: Study, evaluation: Evaluation) -> dict:
     return methods
 
 
-def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """Write a TREC-style study's outputs into `out`; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
+def _header(study: Study, evaluation: Evaluation) -> dict:
     freeze_id = evaluation.freeze.freeze_id
-    document = {
+    return {
         "study": study.protocol.name,
         "freeze_id": freeze_id,
         "protocol_sha256": study.protocol.sha256,
         "supersedes": superseded_chain(study, freeze_id),
-        "methods": trec_results(study, evaluation),
-        "contrasts": {},
     }
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[tuple]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    return path
+
+
+def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """Write the study's outputs into `out` with the protocol's writer; return the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    writer = study.protocol.outputs.get("writer", "trec")
+    if writer not in WRITERS:
+        raise ValueError(f"unknown writer {writer!r}")
+    return WRITERS[writer](study, evaluation, out)
+
+
+def write_trec_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """A TREC-style study: run_measures per run, per-query values, the runs."""
+    freeze_id = evaluation.freeze.freeze_id
+    document = {**_header(study, evaluation), "methods": trec_results(study, evaluation), "contrasts": {}}
     written = [out / "results.json"]
     written[0].write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     per_query = out / "per_query.csv"
@@ -93,3 +113,129 @@ def summary_table(study: Study, evaluation: Evaluation) -> str:
             )
         lines.append(f"{measure:<{width}}  " + "  ".join(cells))
     return "\n".join(lines)
+
+
+def _measure_block(rows: list[tuple]) -> dict:
+    """{method: {measure: {value, ci_low?, ci_high?, queries}}} from (method, measure, value, low, high, n) rows."""
+    block: dict = {}
+    for method, measure, value, low, high, queries in rows:
+        entry = {"value": value, "queries": queries}
+        if low is not None:
+            entry |= {"ci_low": low, "ci_high": high}
+        block.setdefault(method, {})[measure] = entry
+    return block
+
+
+def retrieval_results(study: Study, evaluation: Evaluation) -> dict:
+    """results.json of a retrieval study (BANKING77): measures per method and subset, contrasts, duplicates."""
+    freeze_id = evaluation.freeze.freeze_id
+    rows = study.wh.sql(
+        "SELECT subset, method, measure, value, ci_low, ci_high, queries FROM results.retrieval_metrics "
+        "WHERE freeze_id = ? ORDER BY ALL",
+        [freeze_id],
+    )
+    subsets: dict[str, list] = {}
+    for subset, *rest in rows:
+        subsets.setdefault(subset, []).append(tuple(rest))
+    contrasts: dict = {}
+    for subset, contrast, mean, low, high, replicates in study.wh.sql(
+        "SELECT subset, contrast, mean, ci_low, ci_high, replicates FROM results.top1_contrasts WHERE freeze_id = ?",
+        [freeze_id],
+    ):
+        contrasts.setdefault(subset, {})[contrast] = {
+            "measure": "Top-1", "mean": mean, "ci_low": low, "ci_high": high, "replicates": replicates
+        }  # fmt: skip
+    in_documents, repeated, queries = study.wh.sql(
+        "SELECT count(*) FILTER (WHERE in_documents), count(*) FILTER (WHERE copies_in_queries > 0), count(*) "
+        "FROM models.query_duplicates"
+    )[0]
+    return {
+        **_header(study, evaluation),
+        "methods": _measure_block(subsets.get("all", [])),
+        "subsets": {name: _measure_block(block) for name, block in subsets.items() if name != "all"},
+        "contrasts": contrasts,
+        "duplicates": {
+            "queries": queries,
+            "queries_whose_text_is_a_document": in_documents,
+            "queries_sharing_their_text_with_another_query": repeated,
+        },
+    }
+
+
+def write_retrieval_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """A retrieval study: results.json, per_query.csv, class_results.csv, runs/<method>.run."""
+    freeze_id = evaluation.freeze.freeze_id
+    results = out / "results.json"
+    results.write_text(json.dumps(retrieval_results(study, evaluation), indent=2, sort_keys=True) + "\n")
+    columns = ["method", "qid", "class", "relevant", "top1", "hit5", "recall5", "rr", "ndcg10", "p5"]
+    per_query = _write_csv(
+        out / "per_query.csv",
+        columns,
+        study.wh.sql(
+            f"SELECT {', '.join(columns)} FROM results.retrieval_query_metrics WHERE freeze_id = ? "
+            "ORDER BY method, query_row",
+            [freeze_id],
+        ),
+    )
+    classes = _write_csv(
+        out / "class_results.csv",
+        ["method", "class", "documents", "queries", "top1_hits"],
+        study.wh.sql(
+            "SELECT method, class, documents, queries, top1_hits FROM results.class_results WHERE freeze_id = ? "
+            "ORDER BY ALL",
+            [freeze_id],
+        ),
+    )
+    written = [results, per_query, classes]
+    runs = out / "runs"
+    runs.mkdir(exist_ok=True)
+    for (method,) in study.wh.sql("SELECT DISTINCT method FROM models.retrieval_runs ORDER BY 1"):
+        path = runs / f"{method}.run"
+        rows = study.wh.sql(
+            "SELECT r.qid, r.doc_id, r.rank, r.score FROM models.retrieval_runs AS r "
+            "JOIN raw.queries AS q ON q.corpus = r.corpus AND q.qid = r.qid "
+            "WHERE r.method = ? ORDER BY q.row_index, r.rank",
+            [method],
+        )
+        with path.open("w") as handle:
+            handle.writelines(f"{qid} Q0 {doc} {rank} {score!r} {method}\n" for qid, doc, rank, score in rows)
+        written.append(path)
+    return written
+
+
+def retrieval_table(study: Study, evaluation: Evaluation) -> str:
+    """Measures as rows, methods as columns, with Wilson intervals where there are any."""
+    results = retrieval_results(study, evaluation)
+    lines = []
+    for title, block in [("all queries", results["methods"]), *results["subsets"].items()]:
+        methods = sorted(block)
+        count = next(iter(next(iter(block.values())).values()))["queries"] if block else 0
+        lines.append(f"{title} ({count:,} queries)")
+        lines.append(f"  {'measure':<12}" + "".join(f"{m:>28}" for m in methods))
+        for measure in ["Top-1", "Hit@5", "R@5", "RR", "nDCG@10", "P@5", "macro-Top-1"]:
+            cells = []
+            for method in methods:
+                entry = block[method].get(measure)
+                if entry is None:
+                    cells.append(f"{'':>28}")
+                elif "ci_low" in entry:
+                    cells.append(f"{entry['value']:>10.4f} [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]")
+                else:
+                    cells.append(f"{entry['value']:>10.4f}{'':>18}")
+            lines.append(f"  {measure:<12}" + "".join(cells))
+    for subset, contrasts in sorted(results["contrasts"].items()):
+        for name, c in contrasts.items():
+            lines.append(
+                f"Top-1 {name} ({subset}): {c['mean']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}], "
+                f"paired bootstrap, {c['replicates']:,} replicates"
+            )
+    d = results["duplicates"]
+    lines.append(
+        f"duplicates: {d['queries_whose_text_is_a_document']} test queries occur in training; "
+        f"{d['queries_sharing_their_text_with_another_query']} share their text with another test query"
+    )
+    return "\n".join(lines)
+
+
+WRITERS = {"trec": write_trec_outputs, "retrieval": write_retrieval_outputs}
+TABLES = {"trec": summary_table, "retrieval": retrieval_table}

@@ -72,6 +72,19 @@ class Input:
 
 
 @dataclass(frozen=True)
+class Generated:
+    """A label-free table the prepare stage makes itself: `vectors` of a corpus's texts, or a seeded
+    `resample_plan` over a corpus's queries."""
+
+    key: str
+    kind: str
+    options: dict
+
+
+GENERATED_KINDS = {"vectors": ("corpus",), "resample_plan": ("corpus", "seed", "replicates")}
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A study's protocol file, parsed and checked."""
 
@@ -84,6 +97,7 @@ class Protocol:
     prepare: str
     evaluate: str
     outputs: dict = field(default_factory=dict)
+    generated: tuple[Generated, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path) -> Protocol:
@@ -119,6 +133,16 @@ class Protocol:
                     name=entry.get("name"),
                 )
             )
+        generated = []
+        for key, entry in spec.get("generate", {}).items():
+            kind = need(entry, "kind", f"generate.{key}")
+            if kind not in GENERATED_KINDS:
+                raise RankhouseError(
+                    f"protocol {path}: [generate.{key}] unknown kind {kind!r}; known: {', '.join(GENERATED_KINDS)}"
+                )
+            for option in GENERATED_KINDS[kind]:
+                need(entry, option, f"generate.{key}")
+            generated.append(Generated(key, kind, {k: v for k, v in entry.items() if k != "kind"}))
         name = str(need(study, "name", "study"))
         if not name.replace("_", "").replace("-", "").isalnum():
             raise RankhouseError(f"protocol {path}: study name {name!r} may use letters, digits, - and _ only")
@@ -132,6 +156,7 @@ class Protocol:
             prepare=str(need(stages, "prepare", "stages")),
             evaluate=str(need(stages, "evaluate", "stages")),
             outputs=dict(spec.get("outputs", {})),
+            generated=tuple(generated),
         )
 
 
@@ -240,13 +265,45 @@ class Study:
         self._register()
         self.wh.close_gate()
         self._load([i for i in self.protocol.inputs if not i.is_label])
+        self._generate()
         assert "gate" not in self.wh.attached()
         return self.runner().run(self.prepare_models, progress=self.progress)
+
+    def _generate(self) -> None:
+        """Make the protocol's generated tables (vectors through the cache, seeded resample plans)."""
+        encoder = None
+        for item in self.protocol.generated:
+            corpus = item.options["corpus"]
+            if item.kind == "vectors":
+                from rankhouse.encode import Encoder
+                from rankhouse.vectors import encode_corpus
+
+                encoder = encoder or Encoder()
+                for kind in ("documents", "queries"):
+                    self.say(
+                        str(
+                            encode_corpus(
+                                self.wh,
+                                corpus,
+                                encoder,
+                                kind,
+                                progress=progress_printer(f"encoding {corpus} {kind}", self.say),
+                            )
+                        )
+                    )
+            elif item.kind == "resample_plan":
+                from rankhouse.resample import store_plan
+
+                units = self.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [corpus])[0][0]
+                result = store_plan(
+                    self.wh, item.key, units, int(item.options["replicates"]), int(item.options["seed"])
+                )
+                self.say(str(result))
 
     def snapshot(self) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""
         runner = self.runner()
-        models, tables = {}, {}
+        models = {}
         for name in self.prepare_models:
             fingerprint = runner.fingerprint(name)
             if runner.last_built(name) != fingerprint:
@@ -254,16 +311,38 @@ class Study:
                     f"model {name} is missing or out of date: run `rankhouse study prepare {self.protocol.path}`"
                 )
             models[name] = fingerprint
-            model = self.project.models[name]
-            digest, rows = table_digest(self.wh, model.table, model.grain)
-            tables[model.table] = {"sha256": digest, "rows": rows}
         return {
             "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
             "inputs": self._input_record(self.check_inputs()),
             "parameters": self.protocol.parameters,
             "models": models,
-            "tables": tables,
+            "tables": self._table_digests(),
         }
+
+    def frozen_tables(self) -> dict[str, tuple[str, ...]]:
+        """The tables a freeze hashes, with their grain: every prepare model built as a table, and
+        every raw table a prepare model reads. A view is frozen by its fingerprint alone: its content
+        is a function of those tables and of its SQL."""
+        frozen = {}
+        for name in self.prepare_models:
+            model = self.project.models[name]
+            if model.materialized == "table":
+                frozen[model.table] = model.grain
+            for ref in self.project.references[name]:
+                if ref.startswith("raw."):
+                    frozen[ref] = ()
+        return dict(sorted(frozen.items()))
+
+    def _table_digests(self) -> dict[str, dict | None]:
+        """SHA-256 of the canonical export and row count of every frozen table (None if missing)."""
+        digests = {}
+        for table, grain in self.frozen_tables().items():
+            if not self.wh.table_exists(table):
+                digests[table] = None
+                continue
+            digest, rows = table_digest(self.wh, table, grain)
+            digests[table] = {"sha256": digest, "rows": rows}
+        return digests
 
     def freeze(self, supersedes: str | None = None, reason: str | None = None) -> tuple[Freeze, bool]:
         """Freeze the prepared study; returns (the freeze, whether it is new).
@@ -336,21 +415,12 @@ class Study:
             except OSError:
                 problems.append(f"input {item.key}: {item.path} cannot be read")
         runner = self.runner()
-        models, tables = {}, {}
-        for name in self.prepare_models:
-            model = self.project.models[name]
-            models[name] = runner.fingerprint(name)
-            if not self.wh.table_exists(model.table):
-                tables[model.table] = None
-                continue
-            digest, rows = table_digest(self.wh, model.table, model.grain)
-            tables[model.table] = {"sha256": digest, "rows": rows}
         now = {
             "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
             "inputs": self._input_record(digests),
             "parameters": self.protocol.parameters,
-            "models": models,
-            "tables": tables,
+            "models": {name: runner.fingerprint(name) for name in self.prepare_models},
+            "tables": self._table_digests(),
         }
         return problems + describe_changes(freeze.record, now)
 
@@ -459,6 +529,19 @@ class Study:
             lines.append("freeze     none yet")
         lines.insert(1, f"stage      {stage}")
         return lines
+
+
+def progress_printer(label: str, say: Callable[[str], None], step: float = 0.1) -> Callable[[int, int], None]:
+    """A progress callback that reports every `step` of the work (and the end)."""
+    state = {"next": step}
+
+    def report(done: int, total: int) -> None:
+        if total and (done / total >= state["next"] or done == total):
+            say(f"{label}: {done:,} of {total:,} ({done / total:.0%})")
+            while state["next"] <= done / total:
+                state["next"] += step
+
+    return report
 
 
 def _shown(path: Path) -> str:

@@ -21,3 +21,15 @@ CREATE TABLE IF NOT EXISTS qrels (
     rel    BIGINT  NOT NULL,
     line   BIGINT  NOT NULL
 );
+
+-- Class labels used as relevance judgments (a document is relevant to a query of the same class).
+CREATE TABLE IF NOT EXISTS document_classes (
+    corpus  VARCHAR NOT NULL,
+    doc_id  VARCHAR NOT NULL,
+    class   VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS query_classes (
+    corpus  VARCHAR NOT NULL,
+    qid     VARCHAR NOT NULL,
+    class   VARCHAR NOT NULL
+);

@@ -68,3 +68,46 @@ CREATE TABLE IF NOT EXISTS meta.evaluations (
 
 -- Results of evaluate-stage models, one copy per freeze (a freeze_id column first); never replaced.
 CREATE SCHEMA IF NOT EXISTS results;
+
+-- Text collections: documents to retrieve and queries, by corpus; ids are the row index in the
+-- source file (0-based) unless the format has its own ids.
+CREATE TABLE IF NOT EXISTS raw.documents (
+    corpus     VARCHAR NOT NULL,
+    doc_id     VARCHAR NOT NULL,
+    row_index  BIGINT  NOT NULL,  -- position in the source, the stable tie-breaker
+    text       VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.queries (
+    corpus     VARCHAR NOT NULL,
+    qid        VARCHAR NOT NULL,
+    row_index  BIGINT  NOT NULL,
+    text       VARCHAR NOT NULL
+);
+
+-- Sentence vectors (unit length) of documents and queries, and the cache they come from: a text is
+-- never encoded twice by the same model.
+CREATE TABLE IF NOT EXISTS raw.document_vectors (
+    corpus     VARCHAR    NOT NULL,
+    doc_id     VARCHAR    NOT NULL,
+    vector     FLOAT[384] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.query_vectors (
+    corpus     VARCHAR    NOT NULL,
+    qid        VARCHAR    NOT NULL,
+    vector     FLOAT[384] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.vector_cache (
+    text_sha256        VARCHAR    NOT NULL,
+    model_fingerprint  VARCHAR    NOT NULL,
+    vector             FLOAT[384] NOT NULL,
+    PRIMARY KEY (text_sha256, model_fingerprint)
+);
+
+-- Seeded resample plans (bootstrap): replicate r draws item `item` (0-based position of a unit, e.g.
+-- a query in qid order) at draw d. Made once from a recorded seed by rankhouse/resample.py.
+CREATE TABLE IF NOT EXISTS raw.resample_plans (
+    plan       VARCHAR NOT NULL,
+    replicate  INTEGER NOT NULL,
+    draw       INTEGER NOT NULL,
+    item       INTEGER NOT NULL
+);

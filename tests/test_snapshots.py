@@ -18,6 +18,7 @@ from rankhouse.loaders import load_qrels, load_run
 from rankhouse.measures import parse_measures
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import Runner
 
 GOLDEN = Path(__file__).parent / "golden"
 TINY = FIXTURES / "tiny"
@@ -33,8 +34,38 @@ def build_metrics(wh: Warehouse) -> None:
     compute_measures(wh, parse_measures(METRICS), EvalOptions())
 
 
+def unit_vectors(rows: int, seed: int) -> list[list[float]]:
+    """Synthetic unit vectors with exact float32 values (a few non-zero coordinates of 0.5)."""
+    vectors = []
+    for row in range(rows):
+        vector = [0.0] * 384
+        for k in range(4):
+            vector[(seed * 31 + row * 7 + k * 97) % 384] = 0.5
+        vectors.append(vector)
+    return vectors
+
+
+def build_retrieval(wh: Warehouse) -> None:
+    from rankhouse.loaders import load_document_classes, load_documents, load_queries, load_query_classes
+    from rankhouse.resample import store_plan
+
+    folder = FIXTURES / "retrieval"
+    load_documents(wh, folder / "documents.csv", "tiny")
+    load_queries(wh, folder / "queries.csv", "tiny")
+    load_document_classes(wh, folder / "documents.csv", "tiny")
+    load_query_classes(wh, folder / "queries.csv", "tiny")
+    for table, key, rows, seed in (("raw.document_vectors", "doc_id", 8, 1), ("raw.query_vectors", "qid", 4, 2)):
+        for row, vector in enumerate(unit_vectors(rows, seed)):
+            wh.sql(f"INSERT INTO {table} VALUES ('tiny', ?, ?::FLOAT[384])", [str(row), vector])
+    store_plan(wh, "top1_bootstrap", units=4, replicates=50, seed=7)
+    wh.open_gate()
+    project = Project.load()
+    params = {"corpus": "tiny", "run_depth": 5}
+    Runner(wh, project, params).run([m for m in project.order if project.models[m].group == "retrieval"])
+
+
 # group -> how to build its models on the fixture
-BUILDERS = {"metrics": build_metrics}
+BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval}
 
 
 def canonical_csv(wh: Warehouse, table: str) -> str:

@@ -115,7 +115,9 @@ def test_freeze_records_every_hash(env):
         "qrels": sha(root / "data" / "qrels.test"),
     }
     assert set(record["models"]) == {"run_ranking", "measure_requests"}
-    assert record["tables"]["models.run_ranking"]["rows"] == 2084
+    # tables are hashed (run_ranking is a view: frozen by its fingerprint and the tables it reads)
+    assert set(record["tables"]) == {"models.measure_requests", "raw.runs"}
+    assert record["tables"]["raw.runs"]["rows"] == 2084
     assert record["rankhouse_version"] and record["canonical_export"]
 
 
@@ -215,7 +217,7 @@ def test_an_edited_freeze_file_is_detected(env):
     prepared_and_frozen(root, protocol)
     path = root / "freezes" / "gated-1.json"
     record = json.loads(path.read_text())
-    record["tables"]["models.run_ranking"]["rows"] = 1
+    record["tables"]["raw.runs"]["rows"] = 1
     path.write_text(json.dumps(record))
     wh, study = open_study(root, protocol)
     with wh, pytest.raises(RankhouseError, match="was edited after it was written"):

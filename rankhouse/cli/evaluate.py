@@ -67,16 +67,20 @@ def eval_command(
 
 def demo_command(
     db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
-    out: Annotated[Path, typer.Option("--out", help="Where the study writes its outputs.")] = Path("out/trec_sample"),
+    out: Annotated[Path, typer.Option("--out", help="Where the study writes its outputs.")] = Path("out/banking77"),
+    study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
 ) -> None:
-    """The main job on the default warehouse: the trec_eval sample study, end to end.  Example: rankhouse demo"""
+    """The main job on the default warehouse: the BANKING77 study, end to end.  Example: rankhouse demo"""
     from rankhouse.cli.study import _evaluate, _study
 
-    protocol = ROOT / "studies" / "trec_sample.toml"
+    protocol = ROOT / "studies" / f"{study}.toml"
+    if not protocol.exists():
+        raise typer.BadParameter(f"no study {study!r} in {protocol.parent}")
     say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
-        study = _study(protocol, wh, None)
-        study.prepare()
-        study.freeze()
-        _evaluate(study, out)
-    say(f'\nnext: rankhouse study status {protocol.relative_to(ROOT)}  |  rankhouse query "FROM results.run_measures"')
+        studied = _study(protocol, wh, None)
+        studied.prepare()
+        studied.freeze()
+        _evaluate(studied, out)
+    say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
+    say('      rankhouse query "FROM results.retrieval_metrics WHERE subset = \'all\'"')

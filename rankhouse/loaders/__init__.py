@@ -4,6 +4,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rankhouse.loaders.sources import LoadResult
+from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
 from rankhouse.loaders.trec import load_qrels, load_run, write_run
 
 
@@ -21,7 +22,22 @@ LOADERS = {
     for loader in (
         Loader("trec.run", load_run, labels=False),
         Loader("trec.qrels", load_qrels, labels=True),
+        Loader("csv.documents", load_documents, labels=False),
+        Loader("csv.queries", load_queries, labels=False),
+        Loader("csv.document_classes", load_document_classes, labels=True),
+        Loader("csv.query_classes", load_query_classes, labels=True),
     )
 }
 
-__all__ = ["LOADERS", "LoadResult", "Loader", "load_qrels", "load_run", "write_run"]
+__all__ = [
+    "LOADERS",
+    "LoadResult",
+    "Loader",
+    "load_document_classes",
+    "load_documents",
+    "load_qrels",
+    "load_queries",
+    "load_query_classes",
+    "load_run",
+    "write_run",
+]

@@ -1,0 +1,53 @@
+"""Seeded resample plans: every random draw made once, from a recorded seed, and stored as a table.
+
+A bootstrap plan over n units (e.g. the queries of a corpus, in row order) has `replicates` rows of
+n draws with replacement, drawn by numpy's default_rng (PCG64) from the seed; SQL only joins it, so
+an interval is identical at any thread count and on any engine. The plan's SHA-256 (over its seed,
+shape and draws) is recorded in meta.sources, which makes it part of every dependent fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
+from rankhouse.warehouse import Warehouse
+
+
+def bootstrap_draws(units: int, replicates: int, seed: int) -> np.ndarray:
+    """[replicates, units] int32 draws with replacement from range(units).
+
+    >>> bootstrap_draws(3, 2, 7).shape
+    (2, 3)
+    """
+    return np.random.default_rng(seed).integers(0, units, size=(replicates, units), dtype=np.int32)
+
+
+def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
+    """Make (or keep, if identical) the plan `plan` in raw.resample_plans; one transaction."""
+    draws = bootstrap_draws(units, replicates, seed)
+    spec = {"kind": "bootstrap", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + draws.tobytes()).hexdigest()
+    source = "generated: " + json.dumps(spec, sort_keys=True)
+    if loaded_sha(wh, "meta.sources", "raw.resample_plans", plan) == digest:
+        return LoadResult("raw.resample_plans", plan, source, digest, 0, "unchanged")
+    table = pa.table({
+        "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
+        "draw": np.tile(np.arange(units, dtype=np.int32), replicates),
+        "item": draws.ravel(),
+    })  # fmt: skip
+    wh.con.register("rh_plan", table)
+    try:
+        with wh.transaction():
+            wh.sql("DELETE FROM raw.resample_plans WHERE plan = ?", [plan])
+            wh.sql("INSERT INTO raw.resample_plans SELECT ?, replicate, draw, item FROM rh_plan", [plan])
+            record_source(
+                wh, "meta.sources", "raw.resample_plans", plan, source, digest, draws.size, "resample.bootstrap"
+            )
+    finally:
+        wh.con.unregister("rh_plan")
+    return LoadResult("raw.resample_plans", plan, source, digest, draws.size, "loaded")

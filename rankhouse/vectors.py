@@ -1,0 +1,86 @@
+"""Sentence vectors of a corpus's documents and queries, through a cache: nothing is encoded twice.
+
+The cache, raw.vector_cache, is keyed by (SHA-256 of the text, encoder fingerprint). Vectors land in
+raw.document_vectors and raw.query_vectors; their meta.sources rows carry a SHA-256 over the encoder
+fingerprint and the vectors, so every model that reads them has the encoder in its fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from rankhouse.errors import RankhouseError
+from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
+from rankhouse.warehouse import Warehouse
+
+KINDS = {
+    "documents": ("raw.documents", "doc_id", "raw.document_vectors"),
+    "queries": ("raw.queries", "qid", "raw.query_vectors"),
+}
+
+
+def _vector_array(vectors: np.ndarray) -> pa.Array:
+    return pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), vectors.shape[1])
+
+
+def encode_corpus(
+    wh: Warehouse,
+    corpus: str,
+    encoder,
+    kind: str,
+    progress: Callable[[int, int], None] | None = None,  # noqa: ANN001
+) -> LoadResult:
+    """Vectors for every text of `kind` ("documents" or "queries") in `corpus`, encoding only cache misses."""
+    source, key, target = KINDS[kind]
+    rows = wh.sql(f"SELECT {key}, text, sha256(text) FROM {source} WHERE corpus = ? ORDER BY row_index", [corpus])
+    if not rows:
+        raise RankhouseError(f"no {kind} of corpus {corpus!r} to encode; load them first")
+    fingerprint = encoder.fingerprint
+    cached = dict(
+        wh.sql(
+            "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c "
+            f"JOIN {source} AS s ON sha256(s.text) = c.text_sha256 WHERE s.corpus = ? AND c.model_fingerprint = ?",
+            [corpus, fingerprint],
+        )
+    )
+    missing = list(dict.fromkeys(sha for _, _, sha in rows if sha not in cached))
+    texts = {sha: text for _, text, sha in rows}
+    if missing:
+        fresh = encoder.encode([texts[sha] for sha in missing], progress=progress)
+        wh.con.register("rh_fresh", pa.table({"sha": missing, "vector": _vector_array(fresh)}))
+        try:
+            with wh.transaction():
+                wh.sql(
+                    "INSERT OR IGNORE INTO raw.vector_cache "
+                    f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
+                    [fingerprint],
+                )
+        finally:
+            wh.con.unregister("rh_fresh")
+    digest = hashlib.sha256(fingerprint.encode())
+    ordered = wh.sql(
+        f"SELECT s.{key}, c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
+        "ON c.text_sha256 = sha256(s.text) AND c.model_fingerprint = ? WHERE s.corpus = ? ORDER BY s.row_index",
+        [fingerprint, corpus],
+    )
+    matrix = np.asarray([vector for _, vector in ordered], dtype=np.float32)
+    digest.update(matrix.tobytes())
+    sha = digest.hexdigest()
+    name = f"{corpus}/{kind}"
+    if loaded_sha(wh, "meta.sources", target, name) == sha:
+        return LoadResult(target, name, f"encoder {fingerprint[:16]}", sha, 0, "unchanged")
+    with wh.transaction():
+        wh.sql(f"DELETE FROM {target} WHERE corpus = ?", [corpus])
+        wh.sql(
+            f"INSERT INTO {target} SELECT s.corpus, s.{key}, c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
+            "ON c.text_sha256 = sha256(s.text) AND c.model_fingerprint = ? WHERE s.corpus = ?",
+            [fingerprint, corpus],
+        )
+        record_source(wh, "meta.sources", target, name, f"encoder {encoder.model_name} {fingerprint}", sha,
+                      len(ordered), "encode.minilm")  # fmt: skip
+    return LoadResult(target, name, f"{len(missing)} texts encoded, {len(rows) - len(missing)} from the cache", sha,
+                      len(ordered), "loaded")  # fmt: skip
