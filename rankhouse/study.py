@@ -185,6 +185,7 @@ class Study:
         project: Project | None = None,
         say: Callable[[str], None] | None = None,
         progress: Callable[[ModelRun], None] | None = None,
+        progress_bar: Callable[[str], Callable[[int, int], None]] | None = None,
     ) -> None:
         self.protocol = protocol
         self.wh = wh
@@ -192,6 +193,7 @@ class Study:
         self.project = project or Project.load()
         self.say = say or (lambda message: None)
         self.progress = progress
+        self.progress_bar = progress_bar or (lambda label: progress_printer(label, self.say))
         self.prepare_models = self.project.select(protocol.prepare)
         wrong = [m for m in self.prepare_models if self.project.models[m].stage != "prepare"]
         if wrong:
@@ -280,17 +282,8 @@ class Study:
 
                 encoder = encoder or Encoder()
                 for kind in ("documents", "queries"):
-                    self.say(
-                        str(
-                            encode_corpus(
-                                self.wh,
-                                corpus,
-                                encoder,
-                                kind,
-                                progress=progress_printer(f"encoding {corpus} {kind}", self.say),
-                            )
-                        )
-                    )
+                    bar = self.progress_bar(f"encoding {corpus} {kind}")
+                    self.say(str(encode_corpus(self.wh, corpus, encoder, kind, progress=bar)))
             elif item.kind == "resample_plan":
                 from rankhouse.resample import store_plan
 

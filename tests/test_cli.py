@@ -101,3 +101,23 @@ def test_demo_runs_a_study_on_a_fresh_warehouse(tmp_path):
     done = rankhouse("demo", "--study", "trec_sample", "--db", tmp_path / "demo.duckdb", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "0.1785" in done.stdout  # trec_eval's MAP for results.test
+
+
+def test_load_a_corpus_and_encode_it_once(tmp_path):
+    from conftest import FIXTURES
+
+    db = tmp_path / "w.duckdb"
+    corpus = FIXTURES / "retrieval"
+    assert rankhouse("load", "documents", corpus / "documents.csv", "--corpus", "tiny", "--db", db).returncode == 0
+    assert rankhouse("load", "queries", corpus / "queries.csv", "--corpus", "tiny", "--db", db).returncode == 0
+    first = rankhouse("encode", "--corpus", "tiny", "--db", db)
+    assert first.returncode == 0, first.stderr
+    # query 2 is document 6 word for word: its vector comes from the cache
+    assert "8 texts encoded, 0 from the cache" in first.stderr and "3 texts encoded, 1 from the cache" in first.stderr
+    second = rankhouse("encode", "--corpus", "tiny", "--db", db)
+    assert second.stderr.count("already loaded") == 2, second.stderr
+    from rankhouse.warehouse import Warehouse
+
+    with Warehouse(db) as wh:
+        assert wh.sql("SELECT count(*) FROM raw.vector_cache") == [(11,)]  # query 2 is document 6: one text
+        assert wh.sql("SELECT count(*) FROM raw.document_vectors") == [(8,)]

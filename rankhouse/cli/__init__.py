@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from rankhouse.cli import evaluate, load, models, query, study
+from rankhouse.cli import encode, evaluate, load, models, query, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app.add_typer(load.runs_app, name="runs")
 app.command("sources")(load.sources_command)
 app.add_typer(models.models_app, name="models")
 app.command("run")(models.run_command)
+app.command("encode")(encode.encode_command)
 app.add_typer(study.study_app, name="study")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)

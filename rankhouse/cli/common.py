@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -22,6 +23,23 @@ DEFAULT = DEFAULT_DB
 def say(message: str) -> None:
     """Progress and notes go to stderr, so stdout stays machine-readable."""
     print(message, file=sys.stderr)
+
+
+def progress_bar(label: str) -> Callable[[int, int], None]:
+    """A progress callback: a bar redrawn in place on a terminal, a line every 10% otherwise."""
+    if not sys.stderr.isatty():
+        from rankhouse.study import progress_printer
+
+        return progress_printer(label, say)
+
+    def draw(done: int, total: int) -> None:
+        filled = int(30 * done / total) if total else 30
+        end = "\n" if done >= total else ""
+        print(
+            f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,}", end=end, file=sys.stderr, flush=True
+        )
+
+    return draw
 
 
 def report_model(result: ModelRun) -> None:

@@ -83,4 +83,4 @@ def demo_command(
         studied.freeze()
         _evaluate(studied, out)
     say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
-    say('      rankhouse query "FROM results.retrieval_metrics WHERE subset = \'all\'"')
+    say("      rankhouse query \"FROM results.retrieval_metrics WHERE subset = 'all'\"")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
-from rankhouse.loaders import load_qrels, load_run, write_run
+from rankhouse.loaders import LOADERS, load_qrels, load_run, write_run
 from rankhouse.warehouse import Warehouse
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
@@ -38,6 +38,29 @@ def load_qrels_command(
     """Load TREC qrels into the labels file (never the main file).  Example: rankhouse load qrels qrels.txt"""
     with Warehouse(db, labels) as wh:
         say(str(load_qrels(wh, file)))
+
+
+def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
+    def command(
+        file: Annotated[Path, typer.Argument(help="CSV with a header text,category (RFC 4180 quoting).")],
+        corpus: Annotated[str, typer.Option("--corpus", help="The corpus to load under.")],
+        db: DbOption = DEFAULT,
+        labels: LabelsOption = None,
+    ) -> None:
+        with Warehouse(db, labels) as wh:
+            say(str(LOADERS[loader].load(wh, file, corpus)))
+
+    command.__doc__ = f"Load {what}.  Example: rankhouse load {loader.split('.')[1].replace('_', '-')} train.csv --corpus b77"
+    return command
+
+
+for _loader, _what in (
+    ("csv.documents", "the texts of a labelled CSV as documents (ids: row index)"),
+    ("csv.queries", "the texts of a labelled CSV as queries (ids: row index)"),
+    ("csv.document_classes", "the categories of a labelled CSV as document classes, into the labels file"),
+    ("csv.query_classes", "the categories of a labelled CSV as query classes, into the labels file"),
+):
+    load_app.command(_loader.split(".")[1].replace("_", "-"))(_csv_loader(_loader, _what))
 
 
 @runs_app.command("list")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, report_model, say
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, progress_bar, report_model, say
 from rankhouse.report import TABLES, write_outputs
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -23,7 +23,7 @@ OutOption = Annotated[Path | None, typer.Option("--out", help="Write results.jso
 
 
 def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
-    return Study(Protocol.load(protocol), wh, freezes, say=say, progress=report_model)
+    return Study(Protocol.load(protocol), wh, freezes, say=say, progress=report_model, progress_bar=progress_bar)
 
 
 @study_app.command("prepare")

@@ -1,0 +1,28 @@
+"""`rankhouse encode`: MiniLM vectors of a corpus's documents and queries, through the vector cache."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rankhouse.cli.common import DEFAULT, DbOption, progress_bar, say
+from rankhouse.warehouse import Warehouse
+
+
+def encode_command(
+    corpus: Annotated[str, typer.Option("--corpus", help="The corpus whose documents and queries to encode.")],
+    db: DbOption = DEFAULT,
+) -> None:
+    """Encode a corpus with all-MiniLM-L6-v2 into raw.document_vectors and raw.query_vectors.
+
+    Texts already in raw.vector_cache (same text, same encoder) are not encoded again.
+    Example: rankhouse encode --corpus banking77
+    """
+    from rankhouse.encode import Encoder
+    from rankhouse.vectors import encode_corpus
+
+    encoder = Encoder()
+    with Warehouse(db) as wh:
+        for kind in ("documents", "queries"):
+            say(str(encode_corpus(wh, corpus, encoder, kind, progress=progress_bar(f"{corpus} {kind}"))))
