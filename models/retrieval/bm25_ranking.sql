@@ -3,14 +3,19 @@
 -- stage: prepare
 -- grain: corpus, query_row, rank
 -- audits:
+-- parameters: corpus = "banking77"
 -- materialized: view
 -- description: The full BM25 ranking: every document for every query by score descending, exact
 --   ties by the document's row index in its source (seed 004). A view, computed when read (3,080 x
 --   10,003 rows for BANKING77), and frozen through the tables and SQL it comes from.
+WITH scores AS (
+    SELECT query_row, doc_row, score FROM models.bm25_scores
+)
+
 SELECT
-    corpus,
+    {{ corpus | literal }} AS corpus,
     query_row,
     doc_row,
     score,
     row_number() OVER (PARTITION BY query_row ORDER BY score DESC, doc_row) AS rank
-FROM models.bm25_scores
+FROM scores
