@@ -314,12 +314,12 @@ class Study:
 
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
-        every raw table a prepare model reads. A view is frozen by its fingerprint alone: its content
-        is a function of those tables and of its SQL."""
+        every raw table that a model of either stage reads (all label-free: labels never enter raw.*).
+        A view is frozen by its fingerprint alone: its content is a function of those tables and its SQL."""
         frozen = {}
-        for name in self.prepare_models:
+        for name in self.prepare_models + self.evaluate_models:
             model = self.project.models[name]
-            if model.materialized == "table":
+            if model.stage == "prepare" and model.materialized == "table":
                 frozen[model.table] = model.grain
             for ref in self.project.references[name]:
                 if ref.startswith("raw."):

@@ -127,8 +127,20 @@ def test_canonical_export_is_what_the_documentation_says(wh):
         "CREATE TABLE t AS SELECT * FROM (VALUES (2, 'tab\there', 0.1 + 0.2, true, [1.5, 2.0]), "
         "(1, NULL, 1e-20, false, NULL)) AS v (k, s, f, b, a)"
     )
-    expected = "\n".join(["1\t\\N\t1e-20\tfalse\t\\N", "2\ttab\\there\t0.3\ttrue\t[1.5,2]"])
-    assert table_digest(wh, "t", ("k",)) == (hashlib.sha256(expected.encode()).hexdigest(), 2)
+    lines = ["1\t\\N\t1e-20\tfalse\t\\N", "2\ttab\\there\t0.3\ttrue\t[1.5,2]"]
+    assert table_digest(wh, "t", ("k",)) == (chunked_sha256(lines), 2)
+    wh.sql("CREATE TABLE big AS SELECT (i * 7919) % 250001 AS k, i % 3 = 0 AS flag FROM range(250001) AS r (i)")
+    lines = [f"{k}\t{'true' if flag else 'false'}" for k, flag in wh.sql("SELECT k, flag FROM big ORDER BY k")]
+    assert table_digest(wh, "big", ("k",)) == (chunked_sha256(lines), 250001)  # three chunks
+    wh.sql("CREATE TABLE empty AS SELECT * FROM big WHERE false")
+    assert table_digest(wh, "empty") == (chunked_sha256([]), 0)
+
+
+def chunked_sha256(lines: list[str], chunk: int = 100_000) -> str:
+    """The documented digest: SHA-256 over the SHA-256s of newline-joined chunks of 100,000 lines."""
+    chunks = [lines[i : i + chunk] for i in range(0, len(lines), chunk)] or [[]]
+    digests = [hashlib.sha256("\n".join(c).encode()).hexdigest() for c in chunks]
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
 
 
 def test_labels_are_not_readable_during_prepare_by_any_route(env):

@@ -7,7 +7,10 @@ Canonical export of a table (what its SHA-256 is taken over), so that anyone can
 - floating-point numbers (FLOAT, DOUBLE, DECIMAL) with 12 significant digits, C's `%.12g`, so that
   the last bits of a parallel sum cannot change a hash; lists and arrays as `[a,b,...]` of their
   elements written the same way; booleans as `true`/`false`; integers in decimal;
-- text as is, except `\\` -> `\\\\`, tab -> `\\t`, newline -> `\\n`.
+- text as is, except `\\` -> `\\\\`, tab -> `\\t`, newline -> `\\n`;
+- the lines are cut into chunks of 100,000 (the last may be shorter); the digest is the SHA-256 of
+  the chunks' SHA-256 hex digests joined by newlines (so that chunks hash in parallel). An empty
+  table has one empty chunk.
 
 A freeze file, `<freezes>/<study>-<n>.json`, is created exclusively (linked into place, so it is
 complete or absent, and never overwritten); `meta.freezes` mirrors the files and keeps each file's
@@ -28,10 +31,11 @@ from rankhouse.errors import RankhouseError
 from rankhouse.warehouse.connection import Warehouse
 
 FLOATS = re.compile(r"^(FLOAT|DOUBLE|REAL|DECIMAL.*)$")
+CHUNK = 100_000
 CANONICAL_EXPORT = (
     "rows sorted by grain then every column; tab-separated columns in table order; NULL as \\N; "
     "floats as %.12g; lists as [a,b]; booleans true/false; text with \\\\, \\t, \\n escaped; "
-    "lines joined by newline; SHA-256 of the UTF-8 text"
+    "lines joined by newline in chunks of 100000; SHA-256 of the newline-joined chunk SHA-256s"
 )
 
 
@@ -62,8 +66,18 @@ def table_digest(wh: Warehouse, table: str, grain: tuple[str, ...] = ()) -> tupl
     order = ", ".join([*(f'"{g}"' for g in grain), *(f'"{name}"' for name, _ in columns)])
     digest, rows = wh.sql(
         f"""
-        SELECT sha256(coalesce(string_agg(line, chr(10) ORDER BY {order} NULLS LAST), '')), count(*)
-        FROM (SELECT *, {line} AS line FROM {table})
+        WITH lines AS (
+            SELECT {line} AS line, row_number() OVER (ORDER BY {order} NULLS LAST) - 1 AS position
+            FROM {table}
+        ),
+        chunks AS (
+            SELECT position // {CHUNK} AS chunk, sha256(string_agg(line, chr(10) ORDER BY position)) AS digest
+            FROM lines
+            GROUP BY chunk
+        )
+        SELECT sha256(coalesce(string_agg(digest, chr(10) ORDER BY chunk), sha256(''))),
+               (SELECT count(*) FROM {table})
+        FROM chunks
         """
     )[0]
     return digest, rows
