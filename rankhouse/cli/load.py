@@ -50,7 +50,9 @@ def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
         with Warehouse(db, labels) as wh:
             say(str(LOADERS[loader].load(wh, file, corpus)))
 
-    command.__doc__ = f"Load {what}.  Example: rankhouse load {loader.split('.')[1].replace('_', '-')} train.csv --corpus b77"
+    command.__doc__ = (
+        f"Load {what}.  Example: rankhouse load {loader.split('.')[1].replace('_', '-')} train.csv --corpus b77"
+    )
     return command
 
 

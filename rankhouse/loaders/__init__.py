@@ -3,6 +3,13 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rankhouse.loaders.beir import (
+    load_beir_corpus,
+    load_beir_qrels,
+    load_beir_queries,
+    load_scifact_documents,
+    load_scifact_queries,
+)
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
 from rankhouse.loaders.trec import load_qrels, load_run, write_run
@@ -26,6 +33,11 @@ LOADERS = {
         Loader("csv.queries", load_queries, labels=False),
         Loader("csv.document_classes", load_document_classes, labels=True),
         Loader("csv.query_classes", load_query_classes, labels=True),
+        Loader("scifact.documents", load_scifact_documents, labels=False),
+        Loader("scifact.queries", load_scifact_queries, labels=False),
+        Loader("beir.corpus", load_beir_corpus, labels=False),
+        Loader("beir.queries", load_beir_queries, labels=False),
+        Loader("beir.qrels", load_beir_qrels, labels=True),
     )
 }
 
@@ -33,11 +45,16 @@ __all__ = [
     "LOADERS",
     "LoadResult",
     "Loader",
+    "load_beir_corpus",
+    "load_beir_qrels",
+    "load_beir_queries",
     "load_document_classes",
     "load_documents",
     "load_qrels",
     "load_queries",
     "load_query_classes",
     "load_run",
+    "load_scifact_documents",
+    "load_scifact_queries",
     "write_run",
 ]
