@@ -125,12 +125,13 @@ def run_command(
     labels: LabelsOption = None,
 ) -> None:
     """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures"""
-    project = Project.load()
+    params = parse_params(param)
+    project = Project.load(params=params)
     names = project.select(select)
     with Warehouse(db, labels) as wh:
         if any(project.models[n].stage == "evaluate" for n in names):
             wh.open_gate()
         say(f"running {len(names)} model(s) on {db}")
-        results = Runner(wh, project, parse_params(param)).run(names, force=force, progress=report_model)
+        results = Runner(wh, project, params).run(names, force=force, progress=report_model)
     built = sum(r.status == "built" for r in results)
     say(f"done: {built} built, {len(results) - built} skipped")

@@ -21,7 +21,7 @@ def audit_sql(model: Model, audit: Audit) -> str:
         )
     if audit.kind == "accepted_range":
         column, low, high = audit.args
-        outside = [f"isnan(CAST({column} AS DOUBLE))"]
+        outside = [f"NOT isfinite(CAST({column} AS DOUBLE))"]  # NaN and infinities never pass
         if low:
             outside.append(f"{column} < {low}")
         if high:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -61,19 +61,22 @@ class Project:
 
     models: dict[str, Model]
     sources: set[str]
+    params: dict = field(default_factory=dict)
 
     @classmethod
-    def load(cls, models_dir: Path = MODELS_DIR) -> Project:
-        project = cls(load_models(models_dir), declared_sources())
+    def load(cls, models_dir: Path = MODELS_DIR, params: dict | None = None) -> Project:
+        """The models under `models_dir`, their dependencies read from the SQL rendered with `params`
+        (header defaults where not given), so that a parameter can switch a model's source."""
+        project = cls(load_models(models_dir), declared_sources(), dict(params or {}))
         project.check()
         return project
 
     @cached_property
     def references(self) -> dict[str, set[str]]:
-        """Per model: every table it reads (parsed from the SQL rendered with default parameters)."""
+        """Per model: every table it reads (parsed from the SQL rendered with the project's parameters)."""
         refs = {}
         for model in self.models.values():
-            refs[model.name] = table_references(model, parse(model, render(model))) | {
+            refs[model.name] = table_references(model, parse(model, render(model, self.params))) | {
                 d.lower() for d in model.depends_on
             }
         return refs

@@ -13,11 +13,14 @@ from rankhouse.warehouse.catalog import Model
 
 
 def literal(value: object) -> str:
-    """A Python value as a SQL literal: strings quoted, None as NULL, booleans as TRUE/FALSE.
+    """A Python value as a SQL literal: strings quoted, None as NULL, booleans as TRUE/FALSE, a list
+    as a parenthesised list for `IN` (an empty list as `(NULL)`, which matches nothing).
 
-    >>> literal("it's"), literal(None), literal(True), literal(2.5)
-    ("'it''s'", 'NULL', 'TRUE', '2.5')
+    >>> literal("it's"), literal(None), literal(True), literal(2.5), literal(["a", "b"]), literal([])
+    ("'it''s'", 'NULL', 'TRUE', '2.5', "('a', 'b')", '(NULL)')
     """
+    if isinstance(value, (list, tuple)):
+        return "(" + (", ".join(literal(v) for v in value) or "NULL") + ")"
     if value is None:
         return "NULL"
     if isinstance(value, bool):
