@@ -237,5 +237,110 @@ def retrieval_table(study: Study, evaluation: Evaluation) -> str:
     return "\n".join(lines)
 
 
-WRITERS = {"trec": write_trec_outputs, "retrieval": write_retrieval_outputs}
-TABLES = {"trec": summary_table, "retrieval": retrieval_table}
+RULES = ["bm25", "dense", "rrf", "rsf", "mixture", "fisher", "stouffer"]
+
+
+def fusion_results(study: Study, evaluation: Evaluation) -> dict:
+    """results.json of a fusion study: every rule's measures, and contrasts against dense and RRF."""
+    freeze_id = evaluation.freeze.freeze_id
+    methods: dict = {}
+    for rule, measure, value, queries in study.wh.sql(
+        "SELECT rule, measure, value, queries FROM results.fusion_metrics WHERE freeze_id = ? ORDER BY ALL",
+        [freeze_id],
+    ):
+        methods.setdefault(rule, {})[measure] = {"value": value, "queries": queries}
+    contrasts: dict = {}
+    for rule, baseline, measure, mean, low, high, replicates in study.wh.sql(
+        "SELECT rule, baseline, measure, mean, ci_low, ci_high, replicates FROM results.fusion_contrasts "
+        "WHERE freeze_id = ? ORDER BY ALL",
+        [freeze_id],
+    ):
+        contrasts.setdefault(f"{rule} - {baseline}", {})[measure] = {
+            "mean": mean, "ci_low": low, "ci_high": high, "replicates": replicates
+        }  # fmt: skip
+    return {**_header(study, evaluation), "methods": methods, "contrasts": {"all": contrasts}}
+
+
+def write_fusion_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """A fusion study: results.json, per_query.csv, the diagnostics as CSV, runs/<rule>.run."""
+    freeze_id = evaluation.freeze.freeze_id
+    results = out / "results.json"
+    results.write_text(json.dumps(fusion_results(study, evaluation), indent=2, sort_keys=True) + "\n")
+    wh = study.wh
+    written = [results]
+    queries = "JOIN raw.queries AS q ON q.corpus = m.corpus AND q.row_index = m.query_row"
+    tables = {
+        "per_query.csv": (
+            ["rule", "qid", "ndcg10", "recall100", "rr10", "rr", "top1"],
+            f"SELECT m.rule, q.qid, m.ndcg10, m.recall100, m.rr10, m.rr, m.top1 FROM results.fusion_query_metrics AS m "
+            f"{queries} WHERE m.freeze_id = ? ORDER BY m.rule, m.query_row",
+        ),
+        "reversals.csv": (
+            ["rule", "dense_correct_reversed", "dense_wrong_corrected", "queries"],
+            "SELECT rule, sum(dense_correct_reversed), sum(dense_wrong_corrected), count(*) FROM "
+            "results.fusion_reversals WHERE freeze_id = ? GROUP BY rule ORDER BY rule",
+        ),
+        "ndcg_deltas.csv": (
+            ["rule", "qid", "delta_ndcg10"],
+            f"SELECT m.rule, q.qid, m.delta FROM results.fusion_ndcg_deltas AS m {queries} WHERE m.freeze_id = ? "
+            "ORDER BY m.rule, m.query_row",
+        ),
+    }
+    for name, (columns, sql) in tables.items():
+        written.append(_write_csv(out / name, columns, wh.sql(sql, [freeze_id])))
+    label_free = {
+        "reference_fingerprints.csv": (
+            ["arm", "scorer", "dimension", "tokenizer", "corpus_documents", "panel", "panel_seed", "panel_size",
+             "reference_size", "tail_convention", "version", "fingerprint"],
+            "SELECT arm, scorer, dimension, tokenizer, corpus_documents, panel, panel_seed, panel_size, "
+            "reference_size, tail_convention, version, fingerprint FROM models.reference_fingerprints ORDER BY arm"),
+        "tail_saturation.csv": (["arm", "candidates", "at_floor", "share_at_floor"],
+                                "SELECT arm, candidates, at_floor, share_at_floor FROM models.tail_saturation "
+                                "ORDER BY arm"),
+        "reference_bounds.csv": (["arm", "reference_size", "dkw_epsilon"],
+                                 "SELECT arm, reference_size, dkw_epsilon FROM models.reference_bounds ORDER BY arm"),
+        "influence.csv": (["arm", "mean_influence", "median_influence", "candidates"],
+                          "SELECT arm, avg(influence), median(influence), count(*) FROM models.fusion_influence "
+                          "GROUP BY arm ORDER BY arm"),
+        "admission.csv": (["queries", "candidates", "admitted", "fallback", "queries_without_admission"],
+                          "SELECT count(DISTINCT query_row), count(*), count(*) FILTER (WHERE admitted), "
+                          "count(*) FILTER (WHERE fallback), count(DISTINCT query_row) - count(DISTINCT query_row) "
+                          "FILTER (WHERE admitted) FROM models.admission"),
+    }  # fmt: skip
+    for name, (columns, sql) in label_free.items():
+        written.append(_write_csv(out / name, columns, wh.sql(sql)))
+    runs = out / "runs"
+    runs.mkdir(exist_ok=True)
+    for (rule,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings ORDER BY 1"):
+        rows = wh.sql(
+            "SELECT q.qid, d.doc_id, r.rank, r.score FROM models.fused_rankings AS r "
+            "JOIN raw.queries AS q ON q.corpus = r.corpus AND q.row_index = r.query_row "
+            "JOIN raw.documents AS d ON d.corpus = r.corpus AND d.row_index = r.doc_row "
+            "WHERE r.rule = ? ORDER BY r.query_row, r.rank",
+            [rule],
+        )
+        path = runs / f"{rule}.run"
+        with path.open("w") as handle:
+            handle.writelines(f"{qid} Q0 {doc} {rank} {score!r} {rule}\n" for qid, doc, rank, score in rows)
+        written.append(path)
+    return written
+
+
+def fusion_table(study: Study, evaluation: Evaluation) -> str:
+    """Rules as rows, measures as columns; then the contrasts of the p-value rules."""
+    results = fusion_results(study, evaluation)
+    measures = [
+        m for m in ["nDCG@10", "R@100", "RR@10", "RR", "Top-1"] if any(m in v for v in results["methods"].values())
+    ]
+    lines = [f"{'rule':<10}" + "".join(f"{m:>10}" for m in measures)]
+    for rule in [r for r in RULES if r in results["methods"]]:
+        lines.append(f"{rule:<10}" + "".join(f"{results['methods'][rule][m]['value']:>10.4f}" for m in measures))
+    for name, by_measure in sorted(results["contrasts"]["all"].items()):
+        if name.split(" - ")[0] in ("mixture", "fisher", "stouffer"):
+            for measure, c in sorted(by_measure.items()):
+                lines.append(f"{measure} {name}: {c['mean']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]")
+    return "\n".join(lines)
+
+
+WRITERS = {"trec": write_trec_outputs, "retrieval": write_retrieval_outputs, "fusion": write_fusion_outputs}
+TABLES = {"trec": summary_table, "retrieval": retrieval_table, "fusion": fusion_table}

@@ -51,3 +51,35 @@ def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int)
     finally:
         wh.con.unregister("rh_plan")
     return LoadResult("raw.resample_plans", plan, source, digest, draws.size, "loaded")
+
+
+def panel_draws(documents: int, size: int, seed: int) -> np.ndarray:
+    """`size` distinct document rows drawn from range(documents) (numpy PCG64, without replacement).
+
+    >>> panel_draws(10, 3, 7).tolist() == panel_draws(10, 3, 7).tolist()
+    True
+    """
+    if size > documents:
+        raise ValueError(f"a panel of {size} documents from a corpus of {documents}")
+    return np.random.default_rng(seed).choice(documents, size=size, replace=False).astype(np.int64)
+
+
+def store_panel(wh: Warehouse, panel: str, corpus: str, size: int, seed: int) -> LoadResult:
+    """Draw (or keep, if identical) the null reference panel `panel` of `corpus`; one transaction."""
+    documents = wh.sql("SELECT count(*) FROM raw.documents WHERE corpus = ?", [corpus])[0][0]
+    rows = panel_draws(documents, size, seed)
+    spec = {"kind": "null_panel", "corpus": corpus, "documents": documents, "size": size, "seed": seed,
+            "rng": "numpy PCG64 choice without replacement"}  # fmt: skip
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + rows.tobytes()).hexdigest()
+    source = "generated: " + json.dumps(spec, sort_keys=True)
+    if loaded_sha(wh, "meta.sources", "raw.null_panels", panel) == digest:
+        return LoadResult("raw.null_panels", panel, source, digest, 0, "unchanged")
+    wh.con.register("rh_panel", pa.table({"position": np.arange(size, dtype=np.int32), "doc_row": rows}))
+    try:
+        with wh.transaction():
+            wh.sql("DELETE FROM raw.null_panels WHERE panel = ?", [panel])
+            wh.sql("INSERT INTO raw.null_panels SELECT ?, ?, position, doc_row, ? FROM rh_panel", [panel, corpus, seed])
+            record_source(wh, "meta.sources", "raw.null_panels", panel, source, digest, size, "resample.null_panel")
+    finally:
+        wh.con.unregister("rh_panel")
+    return LoadResult("raw.null_panels", panel, source, digest, size, "loaded")

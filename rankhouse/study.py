@@ -81,7 +81,11 @@ class Generated:
     options: dict
 
 
-GENERATED_KINDS = {"vectors": ("corpus",), "resample_plan": ("corpus", "seed", "replicates")}
+GENERATED_KINDS = {
+    "vectors": ("corpus",),
+    "resample_plan": ("corpus", "seed", "replicates"),
+    "null_panel": ("corpus", "seed", "size"),
+}
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,7 @@ class Study:
         self.protocol = protocol
         self.wh = wh
         self.freezes_dir = freezes or freezes_dir_for(wh.path)
-        self.project = project or Project.load()
+        self.project = project or Project.load(params=protocol.parameters)
         self.say = say or (lambda message: None)
         self.progress = progress
         self.progress_bar = progress_bar or (lambda label: progress_printer(label, self.say))
@@ -291,6 +295,11 @@ class Study:
                 result = store_plan(
                     self.wh, item.key, units, int(item.options["replicates"]), int(item.options["seed"])
                 )
+                self.say(str(result))
+            elif item.kind == "null_panel":
+                from rankhouse.resample import store_panel
+
+                result = store_panel(self.wh, item.key, corpus, int(item.options["size"]), int(item.options["seed"]))
                 self.say(str(result))
 
     def snapshot(self) -> dict:

@@ -74,6 +74,11 @@ def encode_corpus(
     if loaded_sha(wh, "meta.sources", target, name) == sha:
         return LoadResult(target, name, f"encoder {fingerprint[:16]}", sha, 0, "unchanged")
     with wh.transaction():
+        wh.sql("DELETE FROM raw.vector_models WHERE corpus = ? AND kind = ?", [corpus, kind])
+        wh.sql(
+            "INSERT INTO raw.vector_models VALUES (?, ?, ?, ?, ?)",
+            [corpus, kind, encoder.model_name, fingerprint, encoder.dim],
+        )
         wh.sql(f"DELETE FROM {target} WHERE corpus = ?", [corpus])
         wh.sql(
             f"INSERT INTO {target} SELECT s.corpus, s.{key}, c.vector FROM {source} AS s JOIN raw.vector_cache AS c "

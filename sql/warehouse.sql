@@ -111,3 +111,22 @@ CREATE TABLE IF NOT EXISTS raw.resample_plans (
     draw       INTEGER NOT NULL,
     item       INTEGER NOT NULL
 );
+
+-- Null reference panels (seed 003, cold start): `size` documents drawn at random, without
+-- replacement, from a corpus with a recorded seed, before and independently of any retrieval.
+CREATE TABLE IF NOT EXISTS raw.null_panels (
+    panel     VARCHAR NOT NULL,
+    corpus    VARCHAR NOT NULL,
+    position  INTEGER NOT NULL,
+    doc_row   BIGINT  NOT NULL,
+    seed      BIGINT  NOT NULL   -- numpy PCG64 seed of the draw (choice without replacement)
+);
+
+-- Which encoder made each corpus's vectors: the model identity that fingerprints need.
+CREATE TABLE IF NOT EXISTS raw.vector_models (
+    corpus       VARCHAR NOT NULL,
+    kind         VARCHAR NOT NULL,  -- documents | queries
+    model_name   VARCHAR NOT NULL,
+    fingerprint  VARCHAR NOT NULL,
+    dimension    INTEGER NOT NULL
+);

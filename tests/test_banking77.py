@@ -5,11 +5,9 @@ bootstrap, Python's re for the tokens."""
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections import Counter
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,8 +15,7 @@ import pytest
 from rankhouse.errors import InputError
 from rankhouse.loaders import load_documents, load_run
 from rankhouse.paths import ROOT
-from rankhouse.report import write_outputs
-from rankhouse.study import Protocol, Study
+from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
@@ -39,21 +36,8 @@ def tokens(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def banking(tmp_path_factory):
-    root = tmp_path_factory.mktemp("banking77")
-    wh = Warehouse(root / "b77.duckdb")
-    study = Study(Protocol.load(STUDY), wh, root / "freezes")
-    evaluation = study.run()
-    write_outputs(study, evaluation, root / "out")
-    yield SimpleNamespace(
-        wh=wh,
-        root=root,
-        freeze=evaluation.freeze.freeze_id,
-        results=json.loads((root / "out" / "results.json").read_text()),
-        train=texts("train.csv"),
-        test=texts("test.csv"),
-    )
-    wh.close()
+def banking(banking77_study):
+    return banking77_study
 
 
 def test_tokens_are_pythons_unicode_letter_number_runs(banking):

@@ -45,18 +45,25 @@ def unit_vectors(rows: int, seed: int) -> list[list[float]]:
     return vectors
 
 
-def build_retrieval(wh: Warehouse) -> None:
+def load_retrieval_fixture(wh: Warehouse) -> None:
+    """The tiny labelled collection (tests/fixtures/retrieval) with synthetic vectors."""
     from rankhouse.loaders import load_document_classes, load_documents, load_queries, load_query_classes
-    from rankhouse.resample import store_plan
 
     folder = FIXTURES / "retrieval"
     load_documents(wh, folder / "documents.csv", "tiny")
     load_queries(wh, folder / "queries.csv", "tiny")
     load_document_classes(wh, folder / "documents.csv", "tiny")
     load_query_classes(wh, folder / "queries.csv", "tiny")
-    for table, key, rows, seed in (("raw.document_vectors", "doc_id", 8, 1), ("raw.query_vectors", "qid", 4, 2)):
+    for table, rows, seed in (("raw.document_vectors", 8, 1), ("raw.query_vectors", 4, 2)):
         for row, vector in enumerate(unit_vectors(rows, seed)):
             wh.sql(f"INSERT INTO {table} VALUES ('tiny', ?, ?::FLOAT[384])", [str(row), vector])
+    wh.sql("INSERT INTO raw.vector_models VALUES ('tiny', 'documents', 'synthetic 0.5-vectors', 'fixture', 384)")
+
+
+def build_retrieval(wh: Warehouse) -> None:
+    from rankhouse.resample import store_plan
+
+    load_retrieval_fixture(wh)
     store_plan(wh, "top1_bootstrap", units=4, replicates=50, seed=7)
     wh.open_gate()
     project = Project.load()
@@ -64,8 +71,23 @@ def build_retrieval(wh: Warehouse) -> None:
     Runner(wh, project, params).run([m for m in project.order if project.models[m].group == "retrieval"])
 
 
+def build_fusion(wh: Warehouse) -> None:
+    """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents."""
+    from rankhouse.resample import store_panel, store_plan
+
+    load_retrieval_fixture(wh)
+    store_panel(wh, "null_panel", "tiny", size=4, seed=11)
+    store_plan(wh, "fusion_bootstrap", units=4, replicates=50, seed=7)
+    wh.open_gate()
+    params = {"corpus": "tiny", "candidate_depth": 3, "reserve_depth": 2}
+    project = Project.load(params=params)
+    fusion = {m for m in project.models if project.models[m].group == "fusion"}
+    wanted = fusion.union(*(project.ancestors(m) for m in fusion))
+    Runner(wh, project, params).run([m for m in project.order if m in wanted])
+
+
 # group -> how to build its models on the fixture
-BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval}
+BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval, "fusion": build_fusion}
 
 
 def canonical_csv(wh: Warehouse, table: str) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from rankhouse.cli import encode, evaluate, load, models, query, study
+from rankhouse.cli import encode, evaluate, fuse, load, models, query, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app.command("sources")(load.sources_command)
 app.add_typer(models.models_app, name="models")
 app.command("run")(models.run_command)
 app.command("encode")(encode.encode_command)
+app.command("fuse")(fuse.fuse_command)
 app.add_typer(study.study_app, name="study")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)

@@ -1,0 +1,36 @@
+-- name: fused_rankings
+-- version: 1
+-- stage: prepare
+-- grain: rule, corpus, query_row, rank
+-- audits: not_null(rule, corpus, query_row, doc_row, score, rank); unique_grain; accepted_range(rank, 1, ); at_least_one_row
+-- description: Every fusion rule's ranking of the candidate union, and the two arms alone (bm25,
+--   dense), in the total order of seed 003, section 8: score descending, then the dense score
+--   descending, then the document's row index. Fusing run files, the run named dense plays the dense
+--   arm, and a row it did not score comes after those it did.
+WITH scores AS (
+    SELECT 'mixture' AS rule, corpus, query_row, doc_row, score FROM models.fusion_mixture
+    UNION ALL SELECT 'fisher', corpus, query_row, doc_row, score FROM models.fusion_fisher
+    UNION ALL SELECT 'stouffer', corpus, query_row, doc_row, score FROM models.fusion_stouffer
+    UNION ALL SELECT 'rrf', corpus, query_row, doc_row, score FROM models.fusion_rrf
+    UNION ALL SELECT 'rsf', corpus, query_row, doc_row, score FROM models.fusion_rsf
+    UNION ALL SELECT arm, corpus, query_row, doc_row, score FROM models.fusion_candidates
+),
+
+dense AS (
+    SELECT corpus, query_row, doc_row, score AS dense_score
+    FROM models.fusion_candidates
+    WHERE arm = 'dense'
+)
+
+SELECT
+    s.rule,
+    s.corpus,
+    s.query_row,
+    s.doc_row,
+    s.score,
+    d.dense_score,
+    row_number() OVER (
+        PARTITION BY s.rule, s.corpus, s.query_row ORDER BY s.score DESC, d.dense_score DESC NULLS LAST, s.doc_row
+    ) AS rank
+FROM scores AS s
+LEFT JOIN dense AS d ON d.corpus = s.corpus AND d.query_row = s.query_row AND d.doc_row = s.doc_row

@@ -1,0 +1,25 @@
+-- name: fusion_candidates
+-- version: 1
+-- stage: prepare
+-- grain: arm, corpus, query_row, doc_row
+-- audits: not_null(arm, corpus, query_row, doc_row, score, rank, listed); unique_grain; accepted_range(score, , ); at_least_one_row
+-- parameters: candidate_depth = 100
+-- description: The bounded candidate union (seed 003, section 8): per query, every document in the
+--   first candidate_depth of any arm, with every arm's score and full-ranking rank on it, so that no
+--   retrieval arm is missing on a candidate (missing is not non-matching; an arm read from a run
+--   file has no row where its file has no score). listed = within that arm's own first
+--   candidate_depth (what list-based rules such as RRF see).
+WITH ranked AS MATERIALIZED (
+    SELECT arm, corpus, query_row, doc_row, score, rank
+    FROM models.fusion_arms
+),
+
+candidates AS (
+    SELECT DISTINCT corpus, query_row, doc_row
+    FROM ranked
+    WHERE rank <= {{ candidate_depth }}
+)
+
+SELECT r.arm, r.corpus, r.query_row, r.doc_row, r.score, r.rank, r.rank <= {{ candidate_depth }} AS listed
+FROM ranked AS r
+JOIN candidates AS c ON c.corpus = r.corpus AND c.query_row = r.query_row AND c.doc_row = r.doc_row
