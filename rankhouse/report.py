@@ -344,3 +344,155 @@ def fusion_table(study: Study, evaluation: Evaluation) -> str:
 
 WRITERS = {"trec": write_trec_outputs, "retrieval": write_retrieval_outputs, "fusion": write_fusion_outputs}
 TABLES = {"trec": summary_table, "retrieval": retrieval_table, "fusion": fusion_table}
+
+
+EVIDENCE_METHODS = ["coverage", "dense", "typed", "oracle"]
+EVIDENCE_MEASURES = ["nDCG@5", "coverage", "redundancy", "pair_cosine", "objective", "gained_vs_dense",
+                     "lost_vs_dense"]  # fmt: skip
+EVIDENCE_PRIMARY = "coverage"  # the measure of contrasts.<subset>.<contrast>; the others under `measures`
+
+
+def evidence_results(study: Study, evaluation: Evaluation, bundle_files: dict | None = None) -> dict:
+    """results.json of an evidence study (seed 000): measures per method and subset, bootstrap contrasts
+    (agreed coverage first, the other measures under `measures`), the example tasks in full."""
+    wh, freeze_id = study.wh, evaluation.freeze.freeze_id
+    bundle = study.protocol.parameters.get("bundle", "evidence_demo")
+    subsets: dict = {}
+    for subset, method, measure, value, tasks in wh.sql(
+        "SELECT subset, method, measure, value, tasks FROM results.evidence_metrics WHERE freeze_id = ? ORDER BY ALL",
+        [freeze_id],
+    ):
+        subsets.setdefault(subset, {}).setdefault(method, {})[measure] = {"value": value, "tasks": tasks}
+    everything = next((name for name in subsets if name.startswith("all")), None)
+    contrasts: dict = {}
+    for subset, contrast, measure, diagnostic, mean, low, high, replicates, tasks in wh.sql(
+        "SELECT subset, contrast, measure, diagnostic, mean, ci_low, ci_high, replicates, tasks "
+        "FROM results.evidence_contrasts WHERE freeze_id = ? ORDER BY ALL",
+        [freeze_id],
+    ):
+        entry = {"mean": mean, "ci_low": low, "ci_high": high, "replicates": replicates, "tasks": tasks}
+        block = contrasts.setdefault(subset, {}).setdefault(contrast, {"diagnostic": diagnostic, "measures": {}})
+        if measure == EVIDENCE_PRIMARY:
+            block.update(entry, measure=measure)
+        else:
+            block["measures"][measure] = entry
+    oracle = wh.sql(
+        "SELECT sum(subsets), count(*) FILTER (WHERE tied > 1) FROM (SELECT DISTINCT task_id, subsets, tied "
+        "FROM results.evidence_oracle WHERE freeze_id = ?)",
+        [freeze_id],
+    )[0]
+    encoder = wh.sql(
+        "SELECT path FROM meta.sources WHERE table_name = 'raw.evidence_facet_vectors' AND name = ?", [bundle]
+    )
+    program = wh.sql("SELECT sha256 FROM raw.evidence_programs WHERE program = 'evidence_greedy'")
+    return {
+        **_header(study, evaluation),
+        "bundle": bundle,
+        "methods": subsets.get(everything, {}),
+        "subsets": subsets,
+        "contrasts": contrasts,
+        "examples": evidence_examples(study, evaluation),
+        "oracle": {"diagnostic": True, "subsets_enumerated": oracle[0], "tasks_with_ties": oracle[1]},
+        "greedy_program_sha256": program[0][0] if program else None,
+        "encoder": encoder[0][0] if encoder else None,
+        "bundle_files": bundle_files or {},
+    }
+
+
+def evidence_examples(study: Study, evaluation: Evaluation) -> dict:
+    """The protocol's example tasks in full: question, requirements, every method's documents and labels."""
+    wh, freeze_id = study.wh, evaluation.freeze.freeze_id
+    bundle = study.protocol.parameters.get("bundle", "evidence_demo")
+    examples: dict = {}
+    for task_id in study.protocol.parameters.get("example_tasks", []):
+        task = wh.sql("SELECT question, split FROM raw.evidence_tasks WHERE bundle = ? AND task_id = ?",
+                      [bundle, task_id])  # fmt: skip
+        if not task:
+            continue
+        requirements = wh.sql(
+            "SELECT text FROM raw.evidence_requirements WHERE bundle = ? AND task_id = ? ORDER BY requirement",
+            [bundle, task_id],
+        )
+        columns, rows = wh.columns(
+            "SELECT method, rank, doc_id, text, grade_a, grade_b, mean_grade, obligations_a, obligations_b, agreed, "
+            "step_gain FROM results.evidence_examples WHERE freeze_id = ? AND task_id = ? ORDER BY method, rank",
+            [freeze_id, task_id],
+        )
+        methods: dict = {}
+        for row in rows:
+            methods.setdefault(row[0], []).append(dict(zip(columns[1:], row[1:], strict=True)))
+        examples[task_id] = {
+            "question": task[0][0],
+            "split": task[0][1],
+            "requirements": [text for (text,) in requirements],
+            "methods": {m: methods[m] for m in EVIDENCE_METHODS if m in methods},
+        }
+    return examples
+
+
+def write_evidence_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """An evidence study: results.json, selected.csv, per_task.csv and bundle/ (the bundle as used, with
+    every vector and the comparator runs, so that the selections can be recomputed independently)."""
+    from rankhouse.evidence import export_bundle
+
+    wh, freeze_id = study.wh, evaluation.freeze.freeze_id
+    bundle = study.protocol.parameters.get("bundle", "evidence_demo")
+    files = export_bundle(wh, bundle, study.protocol.inputs, out / "bundle")
+    results = out / "results.json"
+    results.write_text(json.dumps(evidence_results(study, evaluation, files), indent=2, sort_keys=True) + "\n")
+    order = "CASE method WHEN 'coverage' THEN 1 WHEN 'dense' THEN 2 WHEN 'typed' THEN 3 ELSE 4 END"
+    selected = _write_csv(
+        out / "selected.csv",
+        ["task_id", "method", "rank", "doc_id"],
+        wh.sql(
+            "SELECT s.task_id, s.method, s.rank, s.doc_id FROM (SELECT bundle, method, task_id, rank, doc_id "
+            "FROM models.evidence_selections UNION ALL SELECT bundle, 'oracle', task_id, rank, doc_id "
+            "FROM results.evidence_oracle WHERE freeze_id = ?) AS s JOIN raw.evidence_tasks AS t "
+            "ON t.bundle = s.bundle AND t.task_id = s.task_id WHERE s.bundle = ? "
+            f"ORDER BY t.row_index, {order}, s.rank",
+            [freeze_id, bundle],
+        ),
+    )
+    columns = ["task_id", "split", "method", "requirements", "covered", "coverage", "assignments", "redundancy",
+               "ndcg5", "pair_cosine", "objective", "gained", "lost"]  # fmt: skip
+    per_task = _write_csv(
+        out / "per_task.csv",
+        columns,
+        wh.sql(
+            f"SELECT {', '.join(columns)} FROM results.evidence_task_metrics WHERE freeze_id = ? "
+            f"ORDER BY task_row, {order}",
+            [freeze_id],
+        ),
+    )
+    return [results, selected, per_task, *(out / "bundle" / name for name in files)]
+
+
+def evidence_table(study: Study, evaluation: Evaluation) -> str:
+    """Methods as columns, measures as rows (all tasks); the contrasts per subset; the example tasks."""
+    results = evidence_results(study, evaluation)
+    methods = [m for m in EVIDENCE_METHODS if m in results["methods"]]
+    lines = [f"{'measure':<16}" + "".join(f"{m + (' (diag.)' if m == 'oracle' else ''):>16}" for m in methods)]
+    for measure in EVIDENCE_MEASURES:
+        cells = []
+        for method in methods:
+            value = results["methods"][method].get(measure, {}).get("value")
+            cells.append(
+                f"{'':>16}" if value is None else f"{value:>16.4f}" if "vs" not in measure else f"{value:>16.0f}"
+            )
+        lines.append(f"{measure:<16}" + "".join(cells))
+    for subset, contrasts in sorted(results["contrasts"].items()):
+        for name, c in contrasts.items():
+            note = " (diagnostic)" if c["diagnostic"] else ""
+            lines.append(
+                f"agreed coverage, {name} ({subset}): {c['mean']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]{note}"
+            )
+    for task_id, example in results["examples"].items():
+        lines.append(f"{task_id} ({example['split']}): {example['question']}")
+        for method, documents in example["methods"].items():
+            shown = ", ".join(f"{d['doc_id']}[{d['agreed'] or '-'}]" for d in documents)
+            lines.append(f"  {method:<9} {shown}")
+    return "\n".join(lines)
+
+
+WRITERS["evidence"] = write_evidence_outputs
+TABLES["evidence"] = evidence_table

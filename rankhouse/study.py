@@ -85,6 +85,8 @@ GENERATED_KINDS = {
     "vectors": ("corpus",),
     "resample_plan": ("corpus", "seed", "replicates"),
     "null_panel": ("corpus", "seed", "size"),
+    "evidence_vectors": ("bundle",),
+    "evidence_plan": ("bundle", "seed", "replicates"),
 }
 
 
@@ -279,6 +281,11 @@ class Study:
         """Make the protocol's generated tables (vectors through the cache, seeded resample plans)."""
         encoder = None
         for item in self.protocol.generated:
+            if item.kind in ("evidence_vectors", "evidence_plan"):  # seed 000: rankhouse/evidence.py
+                from rankhouse.evidence import generate
+
+                generate(self.wh, item.kind, item.key, item.options, self.say, self.progress_bar)
+                continue
             corpus = item.options["corpus"]
             if item.kind == "vectors":
                 from rankhouse.encode import Encoder

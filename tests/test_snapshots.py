@@ -86,8 +86,54 @@ def build_fusion(wh: Warehouse) -> None:
     Runner(wh, project, params).run([m for m in project.order if m in wanted])
 
 
+def signed_vector(spec: str) -> list[float]:
+    """A synthetic unit vector from '+0 -3 ...': 0.5 (or -0.5) at each listed dimension of 384."""
+    vector = [0.0] * 384
+    for item in spec.split():
+        vector[int(item[1:])] = 0.5 if item[0] == "+" else -0.5
+    return vector
+
+
+def build_evidence(wh: Warehouse) -> None:
+    """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
+    import json
+
+    from rankhouse.evidence import record_program, store_subset_plans
+    from rankhouse.loaders import (
+        load_evidence_documents,
+        load_evidence_judgments,
+        load_evidence_pool,
+        load_evidence_tasks,
+    )
+
+    folder = FIXTURES / "evidence"
+    for load, name in (
+        (load_evidence_tasks, "tasks.jsonl"),
+        (load_evidence_documents, "documents.jsonl"),
+        (load_evidence_pool, "pool-key.json"),
+        (load_evidence_judgments, "judgments.jsonl"),
+    ):
+        load(wh, folder / name, "tiny")
+    vectors = json.loads((folder / "vectors.json").read_text())
+    for doc_id, spec in vectors["documents"].items():
+        wh.sql("INSERT INTO raw.evidence_vectors VALUES ('tiny', ?, ?::FLOAT[384])", [doc_id, signed_vector(spec)])
+    for task_id, specs in vectors["facets"].items():
+        for facet, spec in enumerate(specs):
+            wh.sql(
+                "INSERT INTO raw.evidence_facet_vectors VALUES ('tiny', ?, ?, ?::FLOAT[384])",
+                [task_id, facet, signed_vector(spec)],
+            )
+    record_program(wh)
+    store_subset_plans(wh, "evidence_bootstrap", "tiny", replicates=50, seed=7)
+    wh.open_gate()
+    params = {"bundle": "tiny", "example_tasks": ["t1", "t3"]}
+    project = Project.load(params=params)
+    Runner(wh, project, params).run([m for m in project.order if project.models[m].group == "evidence"])
+
+
 # group -> how to build its models on the fixture
 BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval, "fusion": build_fusion}
+BUILDERS["evidence"] = build_evidence
 
 
 def canonical_csv(wh: Warehouse, table: str) -> str:

@@ -10,6 +10,13 @@ from rankhouse.loaders.beir import (
     load_scifact_documents,
     load_scifact_queries,
 )
+from rankhouse.loaders.evidence import (
+    load_evidence_documents,
+    load_evidence_judgments,
+    load_evidence_pool,
+    load_evidence_tasks,
+    load_evidence_vectors,
+)
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
 from rankhouse.loaders.trec import load_qrels, load_run, write_run
@@ -38,6 +45,11 @@ LOADERS = {
         Loader("beir.corpus", load_beir_corpus, labels=False),
         Loader("beir.queries", load_beir_queries, labels=False),
         Loader("beir.qrels", load_beir_qrels, labels=True),
+        Loader("evidence.tasks", load_evidence_tasks, labels=False),
+        Loader("evidence.documents", load_evidence_documents, labels=False),
+        Loader("evidence.pool", load_evidence_pool, labels=False),
+        Loader("evidence.vectors", load_evidence_vectors, labels=False),
+        Loader("evidence.judgments", load_evidence_judgments, labels=True),
     )
 }
 
@@ -50,6 +62,11 @@ __all__ = [
     "load_beir_queries",
     "load_document_classes",
     "load_documents",
+    "load_evidence_documents",
+    "load_evidence_judgments",
+    "load_evidence_pool",
+    "load_evidence_tasks",
+    "load_evidence_vectors",
     "load_qrels",
     "load_queries",
     "load_query_classes",
