@@ -496,3 +496,107 @@ def evidence_table(study: Study, evaluation: Evaluation) -> str:
 
 WRITERS["evidence"] = write_evidence_outputs
 TABLES["evidence"] = evidence_table
+
+
+LANE_METHODS = ["combo", "breadth", "narrative"]
+LANE_MEASURES = ["P@10", "R@10", "nDCG@10", "RR"]
+
+
+def lanes_results(study: Study, evaluation: Evaluation) -> dict:
+    """results.json of a lanes study (seed 002): each ordering's measures, the k_t distribution, the fallback
+    count and the passage-scoring receipt."""
+    from rankhouse.lanes import latest_receipts
+
+    corpus = study.protocol.parameters["corpus"]
+    methods: dict = {}
+    for method, measure, value, queries in study.wh.sql(
+        "SELECT method, measure, value, queries FROM results.lane_metrics WHERE freeze_id = ? ORDER BY ALL",
+        [evaluation.freeze.freeze_id],
+    ):
+        methods.setdefault(method, {})[measure] = {"value": value, "queries": queries}
+    topics, k_min, k_max, distinct, mean, median, fallback, empty = study.wh.sql(
+        "SELECT count(*), min(k), max(k), count(DISTINCT k), avg(k), quantile_cont(k, 0.5), "
+        "count(*) FILTER (WHERE fallback), count(*) FILTER (WHERE k = 0) FROM models.lane_topics WHERE corpus = ?",
+        [corpus],
+    )[0]
+    scoring, _ = latest_receipts(study.wh, corpus)
+    return {
+        **_header(study, evaluation),
+        "methods": methods,
+        "contrasts": {},
+        "candidates": {
+            "topics": topics, "k_min": k_min, "k_max": k_max, "k_distinct": distinct, "k_mean": mean,
+            "k_median": median, "fallback_topics": fallback, "topics_without_candidates": empty,
+        },
+        "passage_scoring": scoring,
+    }  # fmt: skip
+
+
+def write_lanes_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """A lanes study: results.json, per_query.csv, k_distribution.csv, lanes.run, runs/<ordering>.run (validated)
+    and manifest.json (SHA-256 of every input and output, per-topic receipts)."""
+    from rankhouse.errors import RankhouseError
+    from rankhouse.lanes import scoring_history
+    from rankhouse.runfiles import lane_receipts, summary, validate_runs, write_lanes, write_manifest, write_orderings
+
+    corpus = study.protocol.parameters["corpus"]
+    freeze_id = evaluation.freeze.freeze_id
+    results = lanes_results(study, evaluation)
+    written = [out / "results.json"]
+    written[0].write_text(json.dumps(results, indent=2, sort_keys=True, default=str) + "\n")
+    written.append(_write_csv(
+        out / "per_query.csv", ["method", "topic", "relevant", "retrieved", "P@10", "R@10", "nDCG@10", "RR"],
+        study.wh.sql("SELECT m.method, m.topic, m.relevant, m.retrieved, m.p10, m.r10, m.ndcg10, m.rr "
+                     "FROM results.lane_query_metrics AS m JOIN models.lane_topics AS t "
+                     "ON t.corpus = m.corpus AND t.topic = m.topic WHERE m.freeze_id = ? "
+                     "ORDER BY m.method, t.topic_row", [freeze_id]),
+    ))  # fmt: skip
+    written.append(_write_csv(
+        out / "k_distribution.csv", ["topic", "k", "fallback", "subnarratives", "lanes", "lane_documents", "admitted"],
+        study.wh.sql("SELECT topic, k, fallback, subnarratives, lanes, lane_documents, admitted "
+                     "FROM models.lane_topics WHERE corpus = ? ORDER BY topic_row", [corpus]),
+    ))  # fmt: skip
+    write_lanes(study.wh, corpus, out / "lanes.run")
+    written.append(out / "lanes.run")
+    tag = str(study.protocol.outputs.get("run_tag", "rankhouse-lanes"))
+    runs = write_orderings(study.wh, corpus, out / "runs", tag)
+    written += runs
+    pattern = study.protocol.outputs.get("doc_id_pattern")
+    problems = validate_runs(runs, pattern)
+    inputs = {item.key: item.path for item in study.protocol.inputs} | {"protocol": study.protocol.path}
+    manifest = write_manifest(out / "manifest.json", inputs=inputs, outputs=written, extra={
+        "study": study.protocol.name, "freeze_id": freeze_id, "protocol_sha256": study.protocol.sha256,
+        "parameters": study.protocol.parameters, "candidates": results["candidates"],
+        "passage_scoring": results["passage_scoring"], "passage_scorings": scoring_history(study.wh, corpus),
+        "topics": lane_receipts(study.wh, corpus),
+        "validation": {"doc_id_pattern": pattern, "problems": [str(p) for p in problems],
+                       "files": summary(runs) if not problems else {}},
+    })  # fmt: skip
+    if problems:
+        raise RankhouseError("the run files do not validate:\n  " + "\n  ".join(map(str, problems[:20])))
+    return [*written, manifest]
+
+
+def lanes_table(study: Study, evaluation: Evaluation) -> str:
+    """Orderings as rows, measures as columns; then k_t, the fallback and the passage-scoring receipt."""
+    results = lanes_results(study, evaluation)
+    lines = [f"{'ordering':<10}" + "".join(f"{m:>10}" for m in LANE_MEASURES)]
+    for method in [m for m in LANE_METHODS if m in results["methods"]]:
+        entry = results["methods"][method]
+        lines.append(f"{method:<10}" + "".join(f"{entry[m]['value']:>10.4f}" for m in LANE_MEASURES if m in entry))
+    c = results["candidates"]
+    lines.append(
+        f"k_t over {c['topics']} topics: {c['k_min']} to {c['k_max']} ({c['k_distinct']} distinct values, mean "
+        f"{c['k_mean']:.1f}, median {c['k_median']:g}); fallback used for {c['fallback_topics']} topic(s)"
+    )
+    s = results["passage_scoring"]
+    if s:
+        lines.append(
+            f"passage scores: {s['requested']:,} requested, {s['cache_hits']:,} cache hits, {s['cache_misses']:,} "
+            f"misses ({s['scorer']}), {s['model_batches']:,} model batches"
+        )
+    return "\n".join(lines)
+
+
+WRITERS["lanes"] = write_lanes_outputs
+TABLES["lanes"] = lanes_table

@@ -87,6 +87,7 @@ GENERATED_KINDS = {
     "null_panel": ("corpus", "seed", "size"),
     "evidence_vectors": ("bundle",),
     "evidence_plan": ("bundle", "seed", "replicates"),
+    "passage_scores": ("corpus", "scorer"),
 }
 
 
@@ -308,6 +309,12 @@ class Study:
 
                 result = store_panel(self.wh, item.key, corpus, int(item.options["size"]), int(item.options["seed"]))
                 self.say(str(result))
+            elif item.kind == "passage_scores":  # seed 002: the candidates' chunks first, then their scores
+                from rankhouse.lanes import score_passages
+
+                self.runner().run(self.project.select("+lane_chunks"), progress=self.progress)
+                bar = self.progress_bar(f"encoding {corpus} passages")
+                self.say(str(score_passages(self.wh, corpus, str(item.options["scorer"]), progress=bar)))
 
     def snapshot(self) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""

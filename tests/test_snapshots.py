@@ -136,6 +136,33 @@ BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval, "fusion": bu
 BUILDERS["evidence"] = build_evidence
 
 
+def build_lanes(wh: Warehouse) -> None:
+    """The hand-made lanes fixture (tests/fixtures/lanes): three topics, lanes with MAD > 0, MAD = 0 and an
+    empty union (fallback), a long document of three chunks, hand-set passage scores; BM25 lanes too."""
+    from rankhouse.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes, score_passages
+    from rankhouse.loaders import load_document_classes, load_documents
+
+    folder = FIXTURES / "lanes"
+    load_documents(wh, folder / "documents.csv", "tiny_lanes")
+    load_narratives(wh, folder / "narratives.toml", "tiny_lanes")
+    load_lane_runs(wh, folder / "lanes.run", "fixture")
+    load_passage_cache(wh, folder / "passage_cache.tsv", "fixture")
+    params = {"corpus": "tiny_lanes", "lane_source": "runs", "lane_set": "fixture", "lane_depth": 5}
+    project = Project.load(params=params)
+    runner = Runner(wh, project, params)
+    runner.run(project.select("+lane_chunks +bm25_lanes"))
+    score_passages(wh, "tiny_lanes", "fixture")
+    load_document_classes(wh, folder / "documents.csv", "tiny_lanes")
+    load_topic_classes(wh, folder / "narratives.toml", "tiny_lanes")
+    wh.open_gate()
+    lanes = {m for m in project.models if project.models[m].group == "lanes"}
+    wanted = lanes.union(*(project.ancestors(m) for m in lanes))
+    Runner(wh, project, params).run([m for m in project.order if m in wanted])
+
+
+BUILDERS["lanes"] = build_lanes
+
+
 def canonical_csv(wh: Warehouse, table: str) -> str:
     """A table as CSV: rows sorted, floats to 12 significant digits."""
     columns, rows = wh.columns(f"SELECT * FROM {table} ORDER BY ALL")

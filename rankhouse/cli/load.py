@@ -77,13 +77,63 @@ def runs_list_command(db: DbOption = DEFAULT) -> None:
 
 @runs_app.command("export")
 def runs_export_command(
-    run_id: Annotated[str, typer.Argument(help="The run to write.")],
+    run_id: Annotated[str, typer.Argument(help="The run to write (with --lanes: combo, breadth or narrative).")],
     out: Annotated[Path, typer.Argument(help="The TREC file to write.")],
     db: DbOption = DEFAULT,
+    lanes: Annotated[
+        str | None, typer.Option("--lanes", help="Write this corpus's lanes-study ordering RUN_ID (seed 002).")
+    ] = None,
+    tag: Annotated[
+        str | None, typer.Option(help="Run tag of a lanes ordering (default rankhouse-lanes-RUN_ID).")
+    ] = None,
+    doc_pattern: Annotated[
+        str | None, typer.Option(help="With --lanes: the regular expression every document id must match.")
+    ] = None,
 ) -> None:
-    """Write a loaded run back out as a TREC file.  Example: rankhouse runs export bm25.run out/bm25.run"""
+    """Write a loaded run back out as a TREC file.  Example: rankhouse runs export bm25.run out/bm25.run
+
+    With --lanes CORPUS, write an ordering of the lanes study (six fields, ranks 1..k_t per topic, score
+    k_t + 1 - rank) and validate it.  Example: rankhouse runs export combo combo.run --lanes banking77_lanes
+    """
+    if lanes is not None:
+        from rankhouse.errors import RankhouseError
+        from rankhouse.runfiles import validate_runs, write_ordering
+
+        with Warehouse(db, read_only=True) as wh:
+            lines = write_ordering(wh, lanes, run_id, out, tag or f"rankhouse-lanes-{run_id}")
+        problems = validate_runs([out], doc_pattern)
+        for problem in problems:
+            say(str(problem))
+        if problems:
+            raise RankhouseError(f"wrote {lines:,} lines to {out}, but {len(problems)} rules are broken (above)")
+        say(f"wrote {lines:,} lines to {out}; it validates")
+        return
     with Warehouse(db) as wh:
         say(f"wrote {write_run(wh, run_id, out):,} lines to {out}")
+
+
+@runs_app.command("validate")
+def runs_validate_command(
+    files: Annotated[list[Path], typer.Argument(help="TREC run files, the variants of one submission.")],
+    doc_pattern: Annotated[
+        str | None, typer.Option(help="A regular expression every document id must match, e.g. 'shard_\\S+'.")
+    ] = None,
+) -> None:
+    """Check run files for submission (seed 002): six fields, ranks restarting at 1 per topic, non-increasing
+    scores, no topic-document pair twice, allowed document ids, the same topics and rows in every file.
+    Exit status 2 if a rule is broken.  Example: rankhouse runs validate runs/*.run --doc-pattern '[0-9]+'
+    """
+    from rankhouse.errors import RankhouseError
+    from rankhouse.runfiles import summary, validate_runs
+
+    problems = validate_runs(files, doc_pattern)
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise RankhouseError(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {len(files)} file(s)")
+    for name, counts in summary(files).items():
+        say(f"{name}: {counts['topics']} topics, {counts['rows']:,} rows")
+    say(f"{len(files)} file(s) validate")
 
 
 def sources_command(db: DbOption = DEFAULT, labels: LabelsOption = None) -> None:

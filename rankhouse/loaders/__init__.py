@@ -31,6 +31,18 @@ class Loader:
     labels: bool
 
 
+def _lanes_loader(function: str) -> Callable[..., LoadResult]:
+    """A loader of rankhouse/lanes.py, imported when first called (lanes.py imports this package)."""
+
+    def load(*args: object, **kwargs: object) -> LoadResult:
+        from rankhouse import lanes
+
+        return getattr(lanes, function)(*args, **kwargs)
+
+    load.__doc__ = f"rankhouse.lanes.{function}"
+    return load
+
+
 LOADERS = {
     loader.name: loader
     for loader in (
@@ -50,6 +62,10 @@ LOADERS = {
         Loader("evidence.pool", load_evidence_pool, labels=False),
         Loader("evidence.vectors", load_evidence_vectors, labels=False),
         Loader("evidence.judgments", load_evidence_judgments, labels=True),
+        Loader("lanes.narratives", _lanes_loader("load_narratives"), labels=False),
+        Loader("lanes.topic_classes", _lanes_loader("load_topic_classes"), labels=True),
+        Loader("lanes.runs", _lanes_loader("load_lane_runs"), labels=False),
+        Loader("lanes.passage_cache", _lanes_loader("load_passage_cache"), labels=False),
     )
 }
 
