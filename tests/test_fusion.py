@@ -271,11 +271,11 @@ def test_p_value_rules_do_not_depend_on_the_candidate_set(runs, nulls, depths, e
     that arm's top L). Compared per (query id, document id) across separate warehouses."""
     arm, qid = data.draw(st.sampled_from([(a, q) for a in ARMS for q in QIDS]), label="extra row in")
     grown = copy.deepcopy(runs)
-    grown[arm][qid]["x9"] = extra_score  # "x9" sorts after every d*: it shifts every doc_row only
+    grown[arm][qid]["a9"] = extra_score  # "a9" sorts before every other id: every doc_row shifts by one
     builds = [fuse(runs, nulls, depths[0]), fuse(runs, nulls, depths[1]), fuse(grown, nulls, depths[0])]
     base = builds[0]
     for other in builds[1:]:
-        common = set(base.rules["mixture"]) & set(other.rules["mixture"]) - {(qid, "x9")}
+        common = set(base.rules["mixture"]) & set(other.rules["mixture"]) - {(qid, "a9")}
         assert common  # both candidate sets hold every arm's top document
         for rule in P_RULES:
             for key in common:
@@ -524,3 +524,52 @@ def test_mixture_matches_eq7_to_11(kappa, beta):
         if (kappa, beta) == (0.0, 0.5):
             assert mixture[(q, d)][0] == pytest.approx(math.log(np.mean(1 / (2 * np.sqrt(p)))), abs=1e-9)
     assert single > 0  # the data do hold rows scored by one arm only
+
+
+def test_fisher_and_stouffer_match_eq4_and_eq5():
+    """fusion_fisher is -2 sum_a ln p_a (eq. 4, equal alpha) and fusion_stouffer, at its default equal
+    weights, sum_a z_a / sqrt(n) with z_a = scipy's norm.ppf(1 - p_mid) (eq. 5), over the arms that
+    scored the row, p from a numpy eq. 1 on the data of the mixture test."""
+    runs, nulls = mixture_case()
+    fused = fuse(runs, nulls, depth=8)
+    expected = expected_p(runs, nulls, depth=8)
+    assert set(fused.rules["fisher"]) == set(fused.rules["stouffer"]) == {(q, d) for _, q, d in expected}
+    for q, d in fused.rules["fisher"]:
+        pm = [expected[(arm, q, d)] for arm in ARMS if (arm, q, d) in expected]
+        p = np.array([value for value, _ in pm])
+        assert fused.rules["fisher"][(q, d)][0] == pytest.approx(-2 * np.sum(np.log(p)), rel=1e-12, abs=1e-12)
+        z = np.array([norm.ppf(1 - (p - 1 / (2 * (m + 1)))) for p, m in pm])
+        tolerance = 1.2e-9 * np.sum(np.abs(z)) / math.sqrt(z.size) + 1e-13  # Acklam's bound, as in test 8
+        assert fused.rules["stouffer"][(q, d)][0] == pytest.approx(np.sum(z) / math.sqrt(z.size), abs=tolerance)
+
+
+def list_rules(runs: dict, depth: int) -> tuple[dict, dict]:
+    """RRF and rsf in plain Python over each arm's top `depth` (trec_eval order): RRF adds
+    1/(K + rank), rsf adds (s - min)/(max - min) over that top (1 if it is flat); an arm whose top does
+    not hold the document adds 0."""
+    rrf = dict.fromkeys(candidate_union(runs, depth), 0.0)
+    rsf = dict(rrf)
+    for run in runs.values():
+        for q, docs in run.items():
+            top = trec_order(docs)[:depth]
+            low, high = min(docs[d] for d in top), max(docs[d] for d in top)
+            for rank, d in enumerate(top, start=1):
+                rrf[(q, d)] += 1 / (K + rank)
+                rsf[(q, d)] += 1.0 if high == low else (docs[d] - low) / (high - low)
+    return rrf, rsf
+
+
+@examples(10)
+@given(runs=runs_strategy, nulls=nulls_strategy, depth=st.integers(1, len(DOCS)))
+def test_rrf_and_rsf_on_truncated_lists(runs, nulls, depth):
+    """With candidate depth L below the list lengths (where ranx has no counterpart), rrf and rsf
+    read only each arm's own top L: RRF votes 1/(K + rank) there and 0 elsewhere, rsf min-max
+    normalises over that top L (a flat top maps to 1) and adds 0 elsewhere; ties in raw scores ranked
+    by document id descending, as trec_eval does."""
+    fused = fuse(runs, nulls, depth)
+    rrf, rsf = list_rules(runs, depth)
+    for rule, expected in (("rrf", rrf), ("rsf", rsf)):
+        got = {key: score for key, (score, _) in fused.rules[rule].items()}
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (rule, key)
