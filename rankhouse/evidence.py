@@ -188,18 +188,9 @@ def cached_vectors(wh: Warehouse, encoder, texts: list[str], progress: Callable 
     by_sha = dict(zip(shas, texts, strict=True))
     missing = [sha for sha in dict.fromkeys(shas) if sha not in cached]
     if missing:
-        fresh = encoder.encode([by_sha[sha] for sha in missing], progress=progress)
-        vectors = pa.FixedSizeListArray.from_arrays(pa.array(fresh.astype(np.float32).ravel()), fresh.shape[1])
-        wh.con.register("rh_fresh", pa.table({"sha": missing, "vector": vectors}))
-        try:
-            with wh.transaction():
-                wh.sql(
-                    "INSERT OR IGNORE INTO raw.vector_cache "
-                    f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
-                    [fingerprint],
-                )
-        finally:
-            wh.con.unregister("rh_fresh")
+        from rankhouse.vectors import encode_into_cache
+
+        fresh = encode_into_cache(wh, encoder, missing, [by_sha[sha] for sha in missing], progress)
         cached.update(zip(missing, fresh.tolist(), strict=True))
     elif progress is not None:
         progress(len(texts), len(texts))

@@ -27,6 +27,29 @@ def _vector_array(vectors: np.ndarray) -> pa.Array:
     return pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), vectors.shape[1])
 
 
+def encode_into_cache(
+    wh: Warehouse,
+    encoder,  # rankhouse.encode.Encoder, or anything with encode(), dim and fingerprint
+    shas: list[str],
+    texts: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Encode `texts` (whose SHA-256 are `shas`) and add them to raw.vector_cache under the encoder's
+    fingerprint, in one transaction; return the vectors, one row per text."""
+    fresh = encoder.encode(texts, progress=progress)
+    wh.con.register("rh_fresh", pa.table({"sha": shas, "vector": _vector_array(fresh)}))
+    try:
+        with wh.transaction():
+            wh.sql(
+                "INSERT OR IGNORE INTO raw.vector_cache "
+                f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
+                [encoder.fingerprint],
+            )
+    finally:
+        wh.con.unregister("rh_fresh")
+    return fresh
+
+
 def encode_corpus(
     wh: Warehouse,
     corpus: str,
@@ -50,17 +73,7 @@ def encode_corpus(
     missing = list(dict.fromkeys(sha for _, _, sha in rows if sha not in cached))
     texts = {sha: text for _, text, sha in rows}
     if missing:
-        fresh = encoder.encode([texts[sha] for sha in missing], progress=progress)
-        wh.con.register("rh_fresh", pa.table({"sha": missing, "vector": _vector_array(fresh)}))
-        try:
-            with wh.transaction():
-                wh.sql(
-                    "INSERT OR IGNORE INTO raw.vector_cache "
-                    f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
-                    [fingerprint],
-                )
-        finally:
-            wh.con.unregister("rh_fresh")
+        encode_into_cache(wh, encoder, missing, [texts[sha] for sha in missing], progress)
     digest = hashlib.sha256(fingerprint.encode())
     ordered = wh.sql(
         f"SELECT s.{key}, c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
