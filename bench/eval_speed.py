@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from peers import run_child
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -133,14 +131,7 @@ def main() -> None:
     results = {}
     for system in SYSTEMS:
         print(f"running {system} ...", file=sys.stderr)
-        env = dict(os.environ)
-        with tempfile.TemporaryDirectory() as numba_cache:
-            env["NUMBA_CACHE_DIR"] = numba_cache  # ranx's first call compiles from scratch
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", system, str(run), str(qrels)],
-                capture_output=True, text=True, env=env, check=True,
-            )  # fmt: skip
-        results[system] = json.loads(done.stdout.strip().splitlines()[-1])
+        results[system] = run_child(__file__, system, str(run), str(qrels))
     reference = results["pytrec_eval"]["values"]
     for system, result in results.items():
         gap = max(abs(a - b) for a, b in zip(result["values"], reference))

@@ -30,15 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+from peers import run_child
 
 COLLECTION = 10_000_000  # document ids d0 .. d9999999
 PANEL = 1_000  # null panel size, the same documents for both arms and every query
@@ -277,16 +275,7 @@ def main() -> None:
     results = {}
     for system in SYSTEMS:
         print(f"running {system} ...", file=sys.stderr)
-        env = dict(os.environ)
-        with tempfile.TemporaryDirectory() as numba_cache:
-            env["NUMBA_CACHE_DIR"] = numba_cache  # ranx's first call compiles from scratch
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", system, str(data), str(args.candidates), str(fused)],
-                capture_output=True, text=True, env=env,
-            )  # fmt: skip
-        if done.returncode:
-            sys.exit(f"{system} failed:\n{done.stderr}")
-        results[system] = json.loads(done.stdout.strip().splitlines()[-1])
+        results[system] = run_child(__file__, system, str(data), str(args.candidates), str(fused))
 
     rng = np.random.default_rng(args.seed + 1)
     sample = {f"q{q}" for q in rng.choice(args.queries, min(args.sample, args.queries), replace=False)}

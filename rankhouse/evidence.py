@@ -168,35 +168,6 @@ def record_program(wh: Warehouse) -> LoadResult:
 
 
 # -- vectors ---------------------------------------------------------------------------------------
-def cached_vectors(wh: Warehouse, encoder, texts: list[str], progress: Callable | None = None) -> np.ndarray:  # noqa: ANN001
-    """Vectors of `texts` (float32, rows in order) through raw.vector_cache: only misses are encoded."""
-    import pyarrow as pa
-
-    shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-    fingerprint = encoder.fingerprint
-    wh.con.register("rh_wanted", pa.table({"sha": sorted(set(shas))}))
-    try:
-        cached = dict(
-            wh.sql(
-                "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c JOIN rh_wanted AS w "
-                "ON w.sha = c.text_sha256 WHERE c.model_fingerprint = ?",
-                [fingerprint],
-            )
-        )
-    finally:
-        wh.con.unregister("rh_wanted")
-    by_sha = dict(zip(shas, texts, strict=True))
-    missing = [sha for sha in dict.fromkeys(shas) if sha not in cached]
-    if missing:
-        from rankhouse.vectors import encode_into_cache
-
-        fresh = encode_into_cache(wh, encoder, missing, [by_sha[sha] for sha in missing], progress)
-        cached.update(zip(missing, fresh.tolist(), strict=True))
-    elif progress is not None:
-        progress(len(texts), len(texts))
-    return np.asarray([cached[sha] for sha in shas], dtype=np.float32).reshape(len(texts), encoder.dim)
-
-
 def _store_vectors(wh: Warehouse, table: str, bundle: str, keys: dict[str, list], matrix: np.ndarray,
                    source: str, loader: str) -> LoadResult:  # fmt: skip
     """Replace the bundle's rows of `table` by keys + vectors; a no-op when the digest is unchanged."""
@@ -223,6 +194,8 @@ def _store_vectors(wh: Warehouse, table: str, bundle: str, keys: dict[str, list]
 
 def encode_bundle(wh: Warehouse, bundle: str, encoder, progress_bar: Callable[[str], Callable] | None = None) -> list:  # noqa: ANN001
     """Vectors of a loaded bundle's documents (unless it brought its own) and of every task's facets."""
+    from rankhouse.vectors import cached_vectors
+
     bar = progress_bar or (lambda label: None)
     documents = wh.sql("SELECT doc_id, text FROM raw.evidence_documents WHERE bundle = ? ORDER BY row_index", [bundle])
     tasks = wh.sql("SELECT task_id, question FROM raw.evidence_tasks WHERE bundle = ? ORDER BY row_index", [bundle])
@@ -232,7 +205,7 @@ def encode_bundle(wh: Warehouse, bundle: str, encoder, progress_bar: Callable[[s
     results = []
     own = wh.sql("SELECT loader FROM meta.sources WHERE table_name = 'raw.evidence_vectors' AND name = ?", [bundle])
     if not own or own[0][0] == "encode.minilm":
-        matrix = cached_vectors(wh, encoder, [text for _, text in documents], bar(f"encoding {bundle} documents"))
+        matrix, _ = cached_vectors(wh, encoder, [text for _, text in documents], bar(f"encoding {bundle} documents"))
         keys = {"doc_id": [doc_id for doc_id, _ in documents]}
         results.append(_store_vectors(wh, "raw.evidence_vectors", bundle, keys, matrix, source, "encode.minilm"))
     requirements = wh.sql("SELECT task_id, requirement, text FROM raw.evidence_requirements WHERE bundle = ?", [bundle])
@@ -241,7 +214,7 @@ def encode_bundle(wh: Warehouse, bundle: str, encoder, progress_bar: Callable[[s
         by_task.setdefault(task_id, []).append((requirement + 1, text))
     facets = [(task_id, 0, question) for task_id, question in tasks]
     facets += [(task_id, facet, text) for task_id, _ in tasks for facet, text in sorted(by_task.get(task_id, []))]
-    matrix = cached_vectors(wh, encoder, [text for *_, text in facets], bar(f"encoding {bundle} facets"))
+    matrix, _ = cached_vectors(wh, encoder, [text for *_, text in facets], bar(f"encoding {bundle} facets"))
     keys = {"task_id": [f[0] for f in facets], "facet": [f[1] for f in facets]}
     results.append(_store_vectors(wh, "raw.evidence_facet_vectors", bundle, keys, matrix, source, "encode.minilm"))
     return results

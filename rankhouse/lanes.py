@@ -391,45 +391,20 @@ def text_vectors(
     progress: Progress | None = None,  # noqa: ANN001
 ) -> tuple[dict[str, np.ndarray], int, int]:
     """Vectors of distinct texts through raw.vector_cache: ({text: vector}, texts encoded, model batches)."""
+    from rankhouse.vectors import cached_vectors
+
     distinct = list(dict.fromkeys(texts))
-    shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in distinct]
-    wh.con.register("rh_wanted", pa.table({"sha": shas}))
-    try:
-        cached = dict(
-            wh.sql(
-                "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c JOIN rh_wanted AS w "
-                "ON w.sha = c.text_sha256 WHERE c.model_fingerprint = ?",
-                [encoder.fingerprint],
-            )
-        )
-    finally:
-        wh.con.unregister("rh_wanted")
-    missing = [i for i, sha in enumerate(shas) if sha not in cached]
     batches = 0
-    if missing:
 
-        def counted(done: int, total: int) -> None:
-            nonlocal batches
-            batches += 1
-            if progress is not None:
-                progress(done, total)
+    def counted(done: int, total: int) -> None:
+        nonlocal batches
+        batches += 1
+        if progress is not None:
+            progress(done, total)
 
-        fresh = encoder.encode([distinct[i] for i in missing], progress=counted)
-        vectors = pa.FixedSizeListArray.from_arrays(pa.array(fresh.astype(np.float32).ravel()), fresh.shape[1])
-        wh.con.register("rh_fresh", pa.table({"sha": [shas[i] for i in missing], "vector": vectors}))
-        try:
-            with wh.transaction():
-                wh.sql(
-                    "INSERT OR IGNORE INTO raw.vector_cache "
-                    f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
-                    [encoder.fingerprint],
-                )
-        finally:
-            wh.con.unregister("rh_fresh")
-        for i, vector in zip(missing, fresh, strict=True):
-            cached[shas[i]] = vector
-    found = {text: np.asarray(cached[sha], dtype=np.float32) for text, sha in zip(distinct, shas, strict=True)}
-    return found, len(missing), batches
+    matrix, encoded = cached_vectors(wh, encoder, distinct, counted)
+    found = dict(zip(distinct, matrix, strict=True))
+    return found, encoded, batches if encoded else 0
 
 
 class MiniLMCosine(PassageScorer):

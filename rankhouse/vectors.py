@@ -50,6 +50,37 @@ def encode_into_cache(
     return fresh
 
 
+def cached_vectors(
+    wh: Warehouse,
+    encoder,  # rankhouse.encode.Encoder, or anything with encode(), dim and fingerprint
+    texts: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, int]:
+    """Vectors of `texts` (float32, rows in order) through raw.vector_cache, encoding only the misses;
+    and how many distinct texts were encoded. `progress` is told once at the end when nothing was."""
+    shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    wh.con.register("rh_wanted", pa.table({"sha": sorted(set(shas))}))
+    try:
+        cached = dict(
+            wh.sql(
+                "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c JOIN rh_wanted AS w "
+                "ON w.sha = c.text_sha256 WHERE c.model_fingerprint = ?",
+                [encoder.fingerprint],
+            )
+        )
+    finally:
+        wh.con.unregister("rh_wanted")
+    by_sha = dict(zip(shas, texts, strict=True))
+    missing = [sha for sha in dict.fromkeys(shas) if sha not in cached]
+    if missing:
+        fresh = encode_into_cache(wh, encoder, missing, [by_sha[sha] for sha in missing], progress)
+        cached.update(zip(missing, fresh.tolist(), strict=True))
+    elif progress is not None:
+        progress(len(texts), len(texts))
+    matrix = np.asarray([cached[sha] for sha in shas], dtype=np.float32).reshape(len(texts), encoder.dim)
+    return matrix, len(missing)
+
+
 def encode_corpus(
     wh: Warehouse,
     corpus: str,
