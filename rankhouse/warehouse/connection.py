@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -66,6 +68,7 @@ class Warehouse:
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
         self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
+        self.con.execute(f"SET perfect_ht_threshold = {perfect_hash_bits(self.con)}")
         _register_functions(self.con)  # the Python UDFs that models call
         if not self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
             self.con.execute(read_sql("warehouse.sql"))
@@ -174,6 +177,24 @@ class Warehouse:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+PERFECT_HASH_ENTRY_BYTES = 40  # a sum's state (a flag and a 128-bit integer, padded) and its is-set byte
+
+
+def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_memory: float = 0.25) -> int:
+    """The largest key width (in bits) for which DuckDB may aggregate into a directly indexed array
+    (a "perfect hash" group-by) instead of a hash table, bounded so that every thread's array fits in a
+    quarter of physical memory; 12 (DuckDB's default) to 26. BM25 needs 25 bits for BANKING77's
+    30.8M (query, document) pairs; its full ranking takes 7.1 s with the array, 12.5 s without.
+
+    >>> perfect_hash_bits(duckdb.connect()) >= 12
+    True
+    """
+    threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    entries = memory * share_of_memory / (threads * PERFECT_HASH_ENTRY_BYTES)
+    return max(12, min(26, int(math.log2(entries))))
 
 
 def _quote(text: str) -> str:
