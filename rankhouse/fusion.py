@@ -59,6 +59,21 @@ def fuse_runs(
     return Runner(wh, project, params).run(project.select("+fused_rankings"), progress=progress)
 
 
+def incomplete_candidates(wh: Warehouse) -> tuple[int, int]:
+    """(incomplete, all) candidates of the fused run files: an incomplete one lacks a score from some
+    arm's file, so the p-value rules leave it out (models/fusion/candidate_completeness.sql).
+
+    >>> incomplete_candidates(wh)  # doctest: +SKIP
+    (12, 3400)
+    """
+    incomplete, total = wh.sql(
+        "SELECT count(*) FILTER (WHERE NOT complete), count(*) FROM models.candidate_completeness "
+        "WHERE corpus = $corpus",
+        {"corpus": RUN_CORPUS},
+    )[0]
+    return int(incomplete), int(total)
+
+
 def write_fused_run(wh: Warehouse, rule: str, path: str | Path, tag: str | None = None) -> int:
     """Write one rule's fused ranking (or an arm's own, by arm name) as a six-field TREC run, queries
     in id order, scores at full precision (the shortest text that reads back as the same double);

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import math
+import subprocess
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from rankhouse.errors import InputError
-from rankhouse.fusion import RULES, fuse_runs, write_fused_run
+from rankhouse.fusion import RULES, fuse_runs, incomplete_candidates, write_fused_run
 from rankhouse.loaders import load_run
 from rankhouse.warehouse import Warehouse
 
@@ -158,10 +160,12 @@ def test_raising_a_score_never_lowers_the_fused_score(runs, nulls, depth, delta,
     raised[arm][qid][docno] += delta
     before, after = fuse(runs, nulls, depth), fuse(raised, nulls, depth)
     key = (qid, docno)
-    if key not in before.rules["mixture"]:
+    if key not in before.rules["rrf"]:  # RRF ranks every candidate
         return  # not a candidate before: nothing to compare
-    assert key in after.rules["mixture"]  # a candidate stays one: its rank only improves
     for rule in RULES:
+        if key not in before.rules.get(rule, {}):
+            continue  # a p-value rule leaves an incomplete candidate out; a raise does not complete it
+        assert key in after.rules[rule]  # a candidate stays one: its rank only improves
         old, new = before.rules[rule][key][0], after.rules[rule][key][0]
         assert new >= old - 1e-12 * max(1.0, abs(old)), f"{rule}: {old} -> {new}"
     for a in ARMS:
@@ -275,10 +279,15 @@ def test_p_value_rules_do_not_depend_on_the_candidate_set(runs, nulls, depths, e
     builds = [fuse(runs, nulls, depths[0]), fuse(runs, nulls, depths[1]), fuse(grown, nulls, depths[0])]
     base = builds[0]
     for other in builds[1:]:
-        common = set(base.rules["mixture"]) & set(other.rules["mixture"]) - {(qid, "a9")}
+        common = set(base.rules["rrf"]) & set(other.rules["rrf"]) - {(qid, "a9")}
         assert common  # both candidate sets hold every arm's top document
         for rule in P_RULES:
-            for key in common:
+            # completeness is the row's own (is it in every arm's file?), not the candidate set's
+            assert {k for k in common if k in base.rules.get(rule, {})} == {
+                k for k in common if k in other.rules.get(rule, {})
+            }
+            common_rule = {k for k in common if k in base.rules.get(rule, {})}
+            for key in common_rule:
                 assert other.rules[rule][key][0] == pytest.approx(base.rules[rule][key][0], rel=1e-12, abs=1e-12)
         for key in set(base.p) & set(other.p):
             assert other.p[key] == base.p[key]
@@ -468,7 +477,7 @@ def test_stouffer_z_is_the_normal_quantile_of_mid_p(arm):
         for j in range(m + 1):
             p = (1 + (m - j)) / (m + 1)
             expected[(q, f"d{j:04d}")] = float(norm.ppf(1 - (p - 1 / (2 * (m + 1)))))
-        runs[other][q] = {"d0000": 1.0}  # the other arm scores one row; its weight is 0
+        runs[other][q] = dict.fromkeys(runs[arm][q], 1.0)  # the other arm scores every row; its weight is 0
         nulls[other][q] = {"n0000": 0.0}
     weights = {f"stouffer_{arm}_weight": 1.0, f"stouffer_{other}_weight": 0.0}
     fused = fuse(runs, nulls, depth=1000, extra=weights)
@@ -502,40 +511,93 @@ def mixture_case() -> tuple[dict, dict]:
     return runs, nulls
 
 
+def complete(expected: dict) -> set[tuple[str, str]]:
+    """The candidates that every arm scored (seed 003, section 8: the others are incomplete)."""
+    return {(q, d) for _, q, d in expected if all((arm, q, d) in expected for arm in ARMS)}
+
+
 @pytest.mark.parametrize("kappa, beta", [(0.0, 0.5), (0.1, 0.5), (0.05, 1.0), (0.02, 0.8), (0.0, 0.3)])
 def test_mixture_matches_eq7_to_11(kappa, beta):
     """fusion_mixture against numpy: S = log sum_a pi_a B(p_a), B(p) = (kappa + p)^-beta / Z, with Z
-    integrated numerically (scipy quad, not the closed form), p from eq. 1, and equal pi_a over the
-    arms that scored the row (the model's stated convention); within 1e-9. At the defaults kappa = 0,
-    beta = 1/2 the model is also checked against eq. 11, E = (1/A) sum_a 1/(2 sqrt(p_a))."""
+    integrated numerically (scipy quad, not the closed form), p from eq. 1, and pi_a = 1/2 fixed by the
+    two configured arms; within 1e-9. At the defaults kappa = 0, beta = 1/2 the model is also checked
+    against eq. 11, E = (1/A) sum_a 1/(2 sqrt(p_a))."""
     runs, nulls = mixture_case()
     extra = {"kappa": kappa, "beta": beta}
     fused = fuse(runs, nulls, depth=8, extra=None if (kappa, beta) == (0.0, 0.5) else extra)
     z, _ = quad(lambda u: (kappa + u) ** -beta, 0, 1, epsabs=1e-14, epsrel=1e-13, limit=200)
     expected = expected_p(runs, nulls, depth=8)
     mixture = fused.rules["mixture"]
-    assert set(mixture) == {(q, d) for _, q, d in expected}
-    single = 0
+    assert set(mixture) == complete(expected)
     for q, d in mixture:
-        p = np.array([expected[(arm, q, d)][0] for arm in ARMS if (arm, q, d) in expected])
-        single += p.size == 1
+        p = np.array([expected[(arm, q, d)][0] for arm in ARMS])
         want = math.log(np.mean((kappa + p) ** -beta / z))
         assert mixture[(q, d)][0] == pytest.approx(want, abs=1e-9), (q, d)
         if (kappa, beta) == (0.0, 0.5):
             assert mixture[(q, d)][0] == pytest.approx(math.log(np.mean(1 / (2 * np.sqrt(p)))), abs=1e-9)
-    assert single > 0  # the data do hold rows scored by one arm only
+
+
+def test_incomplete_candidates_get_no_p_value_score():
+    """Seed 003, section 8: missing is not non-matching, and pi never divides by the lists that happened
+    to return the row. A candidate absent from one arm's file has no mixture, Fisher or Stouffer score
+    (it is not treated as p = 1, nor fused over the one arm that scored it), while RRF and rsf, which
+    read list positions, still rank it; candidate_completeness says which is which."""
+    runs, nulls = mixture_case()
+    expected = expected_p(runs, nulls, depth=8)
+    incomplete = {(q, d) for _, q, d in expected} - complete(expected)
+    assert incomplete and complete(expected)  # the data hold both kinds
+    with tempfile.TemporaryDirectory() as tmp, Warehouse(":memory:") as wh:
+        arms = {arm: write_run(Path(tmp) / f"{arm}.run", run) for arm, run in runs.items()}
+        null_runs = {arm: write_run(Path(tmp) / f"{arm}.null.run", run) for arm, run in nulls.items()}
+        fuse_runs(wh, arms, null_runs, depth=8)
+        flagged = wh.sql(
+            "SELECT q.qid, d.docno, c.arms_scored, c.arms FROM models.candidate_completeness AS c "
+            "JOIN models.run_query_keys AS q ON q.query_row = c.query_row "
+            "JOIN models.run_document_keys AS d ON d.doc_row = c.doc_row WHERE NOT c.complete"
+        )
+        assert incomplete_candidates(wh) == (len(incomplete), len(incomplete) + len(complete(expected)))
+    assert {(q, d) for q, d, _, _ in flagged} == incomplete
+    assert all(scored == 1 and arms == 2 for _, _, scored, arms in flagged)
+    fused = fuse(runs, nulls, depth=8)
+    for rule in P_RULES:
+        assert not incomplete & set(fused.rules[rule]), rule
+    for rule in ("rrf", "rsf"):
+        assert incomplete <= set(fused.rules[rule]), rule
+
+
+def test_fuse_command_writes_complete_candidates_and_says_how_many_are_not(tmp_path):
+    """`rankhouse fuse`, as a user runs it: the mixture run holds the complete candidates with the
+    scores of fusion_mixture, RRF's holds them all, and the command says how many were left out."""
+    runs, nulls = mixture_case()
+    expected = expected_p(runs, nulls, depth=8)
+    args = [sys.executable, "-m", "rankhouse", "fuse", "--depth", "8", "--db", ":memory:"]
+    for arm in ARMS:
+        args += ["--arm", f"{arm}={write_run(tmp_path / f'{arm}.run', runs[arm])}"]
+        args += ["--null", f"{arm}={write_run(tmp_path / f'{arm}.null', nulls[arm])}"]
+    fused = fuse(runs, nulls, depth=8)
+    union = {(q, d) for _, q, d in expected}
+    for rule, rows in (("mixture", complete(expected)), ("rrf", union)):
+        out = tmp_path / f"{rule}.run"
+        done = subprocess.run([*args, "--rule", rule, "-o", str(out)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        written = {
+            (q, d): float(score) for q, _, d, _, score, _ in (line.split() for line in out.read_text().splitlines())
+        }
+        assert set(written) == rows
+        assert all(written[key] == fused.rules[rule][key][0] for key in rows)
+        assert f"{len(union - complete(expected))} of {len(union)} candidates lack a score" in done.stderr
 
 
 def test_fisher_and_stouffer_match_eq4_and_eq5():
     """fusion_fisher is -2 sum_a ln p_a (eq. 4, equal alpha) and fusion_stouffer, at its default equal
-    weights, sum_a z_a / sqrt(n) with z_a = scipy's norm.ppf(1 - p_mid) (eq. 5), over the arms that
-    scored the row, p from a numpy eq. 1 on the data of the mixture test."""
+    weights, sum_a z_a / sqrt(n) with z_a = scipy's norm.ppf(1 - p_mid) (eq. 5), over both arms of
+    each complete candidate, p from a numpy eq. 1 on the data of the mixture test."""
     runs, nulls = mixture_case()
     fused = fuse(runs, nulls, depth=8)
     expected = expected_p(runs, nulls, depth=8)
-    assert set(fused.rules["fisher"]) == set(fused.rules["stouffer"]) == {(q, d) for _, q, d in expected}
+    assert set(fused.rules["fisher"]) == set(fused.rules["stouffer"]) == complete(expected)
     for q, d in fused.rules["fisher"]:
-        pm = [expected[(arm, q, d)] for arm in ARMS if (arm, q, d) in expected]
+        pm = [expected[(arm, q, d)] for arm in ARMS]
         p = np.array([value for value, _ in pm])
         assert fused.rules["fisher"][(q, d)][0] == pytest.approx(-2 * np.sum(np.log(p)), rel=1e-12, abs=1e-12)
         z = np.array([norm.ppf(1 - (p - 1 / (2 * (m + 1)))) for p, m in pm])

@@ -1,12 +1,13 @@
 -- name: fused_rankings
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: rule, corpus, query_row, rank
 -- audits: not_null(rule, corpus, query_row, doc_row, score, rank); unique_grain; accepted_range(rank, 1, ); at_least_one_row
 -- description: Every fusion rule's ranking of the candidate union, and the two arms alone (bm25,
 --   dense), in the total order of seed 003, section 8: score descending, then the dense score
 --   descending, then the document's row index. Fusing run files, the run named dense plays the dense
---   arm, and a row it did not score comes after those it did.
+--   arm, and a row it did not score comes after those it did. The p-value rules (mixture, fisher,
+--   stouffer) rank complete candidates only: an incomplete one has no score (candidate_completeness).
 WITH scores AS (
     SELECT 'mixture' AS rule, corpus, query_row, doc_row, score FROM models.fusion_mixture
     UNION ALL SELECT 'fisher', corpus, query_row, doc_row, score FROM models.fusion_fisher

@@ -1,5 +1,5 @@
 -- name: fusion_stouffer
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
 -- audits: not_null(corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , )
@@ -7,15 +7,18 @@
 -- description: Weighted Stouffer (seed 003, eq. 5): S = sum_a w_a z_a / sqrt(sum_a w_a^2), z_a the
 --   normal quantile of 1 - p_a. p_a is taken at its mid-value p_a - 1/(2(m+1)), so that the top of the
 --   reference (p = 1) keeps a finite z. The quantile is Acklam's rational approximation (relative
---   error below 1.2e-9).
+--   error below 1.2e-9). Complete candidates only (candidate_completeness).
 WITH weighted AS (
     SELECT
-        corpus,
-        query_row,
-        doc_row,
-        CASE arm WHEN 'bm25' THEN {{ stouffer_bm25_weight }} ELSE {{ stouffer_dense_weight }} END AS weight,
-        1 - (p - 1 / (2 * (reference_size + 1))) AS u
-    FROM models.arm_p_values
+        p.corpus,
+        p.query_row,
+        p.doc_row,
+        CASE p.arm WHEN 'bm25' THEN {{ stouffer_bm25_weight }} ELSE {{ stouffer_dense_weight }} END AS weight,
+        1 - (p.p - 1 / (2 * (p.reference_size + 1))) AS u
+    FROM models.arm_p_values AS p
+    JOIN models.candidate_completeness AS c
+        ON c.corpus = p.corpus AND c.query_row = p.query_row AND c.doc_row = p.doc_row
+    WHERE c.complete
 ),
 
 quantiles AS (

@@ -9,7 +9,7 @@ import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, parse_params, report_model, say
 from rankhouse.errors import RankhouseError
-from rankhouse.fusion import RULES, fuse_runs, write_fused_run
+from rankhouse.fusion import RULES, fuse_runs, incomplete_candidates, write_fused_run
 from rankhouse.warehouse import Warehouse
 
 
@@ -45,4 +45,11 @@ def fuse_command(
     with Warehouse(db) as wh:
         fuse_runs(wh, arms, nulls, depth, parse_params(param), progress=report_model)
         lines = write_fused_run(wh, rule, output)
+        incomplete, candidates = incomplete_candidates(wh)
     say(f"{output}: {lines:,} lines ({rule} over {', '.join(sorted(arms))}, depth {depth})")
+    if incomplete:
+        say(
+            f"{incomplete:,} of {candidates:,} candidates lack a score in some arm's file: mixture, fisher "
+            "and stouffer leave them out (missing is not non-matching, seed 003 section 8); rrf and rsf "
+            "rank them. Deeper arm files score more of them."
+        )
