@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankhouse.errors import InputError
-from rankhouse.loaders import load_documents, load_run
+from rankhouse.errors import AuditError, InputError
+from rankhouse.loaders import load_documents, load_queries, load_run
 from rankhouse.paths import ROOT
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
 
 STUDY = ROOT / "studies" / "banking77.toml"
@@ -65,10 +66,36 @@ def test_bm25_scores_match_bm25s(banking):
 
 
 def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
-    # The dense pair key and the warehouse's perfect_ht_threshold keep BM25's aggregate a direct
-    # array (1.7x faster for the full ranking than a hash table, bench/banking77_speed.py).
-    plan = "\n".join(row[-1] for row in banking.wh.sql("EXPLAIN SELECT * FROM models.bm25_scores"))
+    # The row keys' known ranges and `aggregate: array` keep BM25's sum a direct array in the
+    # statements that compute it (README, Speed: 13.8 s for the full ranking without it).
+    model = Project.load().models["bm25_scores"]
+    assert model.aggregate == "array"
+    with banking.wh.array_aggregates():
+        plan = "\n".join(row[-1] for row in banking.wh.sql("EXPLAIN " + render(model, {"corpus": "banking77"})))
     assert "Perfect Hash Group By" in plan or "PERFECT_HASH_GROUP_BY" in plan
+
+
+def test_every_bm25_score_stays_under_its_query_ceiling(banking):
+    # bm25_query_ceilings bounds each score by (k1 + 1) * sum idf; its audit (below 9,007) is what
+    # makes the double sums in bm25_scores exact.
+    over = banking.wh.sql(
+        "SELECT count(*), max(c.ceiling) FROM models.bm25_scores AS s JOIN models.bm25_query_ceilings AS c "
+        "ON c.corpus = s.corpus AND c.query_row = s.query_row WHERE s.score > c.ceiling"
+    )
+    assert over[0][0] == 0
+    top = banking.wh.sql("SELECT max(ceiling) FROM models.bm25_query_ceilings WHERE corpus = 'banking77'")[0][0]
+    assert 10 < top < 9007
+
+
+def test_a_query_that_could_reach_2_53_units_is_refused(wh, tmp_path):
+    words = [f"w{i:04d}" for i in range(1000)]  # each word in one document: idf = ln(1 + 999.5 / 1.5)
+    (tmp_path / "docs.csv").write_text("text,category\n" + "".join(f"{w},x\n" for w in words))
+    (tmp_path / "queries.csv").write_text("text,category\n" + " ".join(words) + ",x\n")
+    load_documents(wh, tmp_path / "docs.csv", "wide")
+    load_queries(wh, tmp_path / "queries.csv", "wide")
+    project = Project.load()
+    with pytest.raises(AuditError, match="bm25_query_ceilings.*accepted_range"):
+        Runner(wh, project, {"corpus": "wide"}).run(project.select("+bm25_scores"))
 
 
 def test_rankings_break_exact_ties_by_row_index(banking):

@@ -121,3 +121,30 @@ def test_load_a_corpus_and_encode_it_once(tmp_path):
     with Warehouse(db) as wh:
         assert wh.sql("SELECT count(*) FROM raw.vector_cache") == [(11,)]  # query 2 is document 6: one text
         assert wh.sql("SELECT count(*) FROM raw.document_vectors") == [(8,)]
+
+
+def test_query_computing_bm25_gets_array_aggregates_and_others_do_not(tmp_path):
+    """`rankhouse query` over a view that computes BM25's sum (aggregate: array) runs with DuckDB's
+    perfect_ht_threshold raised; a query over tables keeps DuckDB's default."""
+    from conftest import FIXTURES
+
+    from rankhouse.loaders import load_documents, load_queries
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
+    from rankhouse.warehouse.runner import Runner
+
+    db = tmp_path / "w.duckdb"
+    with Warehouse(db) as wh:
+        load_documents(wh, FIXTURES / "retrieval" / "documents.csv", "tiny")
+        load_queries(wh, FIXTURES / "retrieval" / "queries.csv", "tiny")
+        project = Project.load()
+        Runner(wh, project, {"corpus": "tiny"}).run(project.select("+bm25_ranking"))
+        raised = perfect_hash_bits(wh.con)
+    setting = "current_setting('perfect_ht_threshold')"
+    over_view = rankhouse("query", f"SELECT DISTINCT {setting} FROM models.bm25_ranking", "--db", db, "--format", "csv")
+    over_table = rankhouse(
+        "query", f"SELECT DISTINCT {setting} FROM models.bm25_weights", "--db", db, "--format", "csv"
+    )
+    assert over_view.returncode == 0, over_view.stderr
+    assert over_view.stdout.splitlines()[1:] == [str(raised)]
+    assert over_table.stdout.splitlines()[1:] == [str(PERFECT_HASH_DEFAULT_BITS)]

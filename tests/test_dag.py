@@ -9,6 +9,7 @@ from conftest import TREC
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.loaders import load_run
+from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
 
@@ -102,6 +103,7 @@ def test_prepare_models_cannot_read_labels(tmp_path):
         (("-- audits: not_null(run_id); unique_grain", "-- audits: looks_fine"), "unknown audit"),
         (("-- name: x", "-- name: y"), "must equal the file name"),
         (("-- version: 1\n", ""), "header lacks version"),
+        (("-- version: 1\n", "-- version: 1\n-- aggregate: sorted\n"), "aggregate must be one of"),
     ],
 )
 def test_header_errors(tmp_path, header_edit, message):
@@ -148,6 +150,30 @@ def test_selecting_an_unknown_model_is_an_error(chain):
 
 def statuses(results) -> dict[str, str]:
     return {r.model: r.status for r in results}
+
+
+def test_only_statements_computing_an_array_aggregate_raise_the_perfect_hash_threshold(wh, tmp_path):
+    """`aggregate: array` raises DuckDB's perfect_ht_threshold for the statements that compute the
+    model: its own build, or for a view the builds of the tables that read it. Raised warehouse-wide,
+    every small GROUP BY over wide-ranging ids would allocate the whole array."""
+    load_run(wh, TREC / "results.test")
+    bits = "current_setting('perfect_ht_threshold') AS bits"
+    model(tmp_path, "summed", "SELECT run_id, count(*) AS n FROM raw.runs GROUP BY run_id",
+          extra="-- materialized: view\n-- aggregate: array")  # fmt: skip
+    model(tmp_path, "reader", f"SELECT run_id, n, {bits} FROM models.summed")
+    own = "SELECT run_id, count(*) AS n, any_value(current_setting('perfect_ht_threshold')) AS bits FROM raw.runs"
+    model(tmp_path, "own", f"{own} GROUP BY run_id",
+          extra="-- aggregate: array")  # fmt: skip
+    model(tmp_path, "plain", f"SELECT run_id, {bits} FROM models.own")
+    project = Project.load(tmp_path)
+    Runner(wh, project).run(project.select(None))
+    raised = perfect_hash_bits(wh.con)
+    assert 12 < raised <= 26  # this machine has the memory for more than DuckDB's default
+    assert [project.computes_array_aggregate(m) for m in ("reader", "own", "plain")] == [True, True, False]
+    assert wh.sql("SELECT DISTINCT bits FROM models.reader") == [(raised,)]
+    assert wh.sql("SELECT DISTINCT bits FROM models.own") == [(raised,)]
+    assert wh.sql("SELECT DISTINCT bits FROM models.plain") == [(PERFECT_HASH_DEFAULT_BITS,)]
+    assert wh.sql("SELECT current_setting('perfect_ht_threshold')") == [(PERFECT_HASH_DEFAULT_BITS,)]
 
 
 def test_unchanged_models_are_skipped_and_changes_rebuild(wh, chain, tmp_path):

@@ -5,11 +5,13 @@
 -- audits:
 -- parameters: corpus = "banking77"
 -- materialized: view
+-- aggregate: array
 -- description: BM25 (seed 004) of every (query, document) pair of a corpus: the sum of the document's
---   bm25_weights over the query's distinct terms; 0 when they share no term. One corpus (the
---   parameter) at a time.
+--   bm25_weights over the query's distinct terms; 0 when they share no term. The weights are whole
+--   1e-12 units, and no score can reach 2^53 units (bm25_query_ceilings), so their sum in doubles is
+--   exact in any order of addition. One corpus (the parameter) at a time.
 WITH term_matches AS (
-    SELECT q.query_row, w.doc_row, w.weight_units
+    SELECT CAST(q.query_row AS INTEGER) AS query_row, CAST(w.doc_row AS INTEGER) AS doc_row, w.weight_units
     FROM models.query_tokens AS q
     JOIN models.bm25_weights AS w ON w.term = q.term
     WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}
@@ -17,29 +19,21 @@ WITH term_matches AS (
 
 -- Every pair once with weight 0, so that a pair without a common term still gets its score of 0.
 every_pair AS (
-    SELECT q.row_index AS query_row, d.row_index AS doc_row, CAST(0 AS BIGINT) AS weight_units
-    FROM raw.queries AS q
+    SELECT
+        CAST(q.query_row AS INTEGER) AS query_row,
+        CAST(d.row_index AS INTEGER) AS doc_row,
+        CAST(0 AS BIGINT) AS weight_units
+    FROM models.bm25_query_ceilings AS q
     CROSS JOIN raw.documents AS d
     WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
-),
-
-collection AS (
-    SELECT documents FROM models.bm25_collection WHERE corpus = {{ corpus | literal }}
-),
-
--- Row indices are 0-based positions, so pair = query_row * N + doc_row numbers the pairs densely
--- from 0: summing over that one dense key lets DuckDB add into an array instead of a hash table.
-pair_totals AS (
-    SELECT u.query_row * c.documents + u.doc_row AS pair, sum(u.weight_units) AS total_units
-    FROM (SELECT * FROM term_matches UNION ALL SELECT * FROM every_pair) AS u
-    CROSS JOIN collection AS c
-    GROUP BY u.query_row * c.documents + u.doc_row
 )
 
+-- 32-bit row keys: DuckDB sums over their known ranges into an array (aggregate: array), and the
+-- ranking's sort is faster on them.
 SELECT
     {{ corpus | literal }} AS corpus,
-    CAST(t.pair // c.documents AS INTEGER) AS query_row,  -- 32-bit keys sort faster in the ranking
-    CAST(t.pair % c.documents AS INTEGER) AS doc_row,
-    t.total_units / 1e12 AS score
-FROM pair_totals AS t
-CROSS JOIN collection AS c
+    u.query_row,
+    u.doc_row,
+    sum(CAST(u.weight_units AS DOUBLE)) / 1e12 AS score
+FROM (SELECT * FROM term_matches UNION ALL SELECT * FROM every_pair) AS u
+GROUP BY u.query_row, u.doc_row

@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Annotated
 
 import duckdb
+import sqlglot
 import typer
+from sqlglot import exp
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.connection import perfect_hash_bits
+from rankhouse.warehouse.dag import Project
 
 StudyOption = Annotated[
     Path | None, typer.Option("--study", help="Open the labels (gate.*) of this study if its latest freeze verifies.")
@@ -29,12 +33,42 @@ WithLabels = Annotated[bool, typer.Option("--with-labels", help="Open the labels
 FreezesOption = Annotated[Path | None, typer.Option("--freezes", help="Directory of freeze files.")]
 
 
+def computes_array_aggregate(sql: str) -> bool:
+    """Whether a query reads a view that computes a model marked `aggregate: array` (BM25's scores),
+    and so should run with array aggregates (Warehouse.array_aggregates).
+
+    >>> computes_array_aggregate("SELECT * FROM models.bm25_ranking WHERE rank = 1")
+    True
+    """
+    try:
+        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
+    except sqlglot.errors.ParseError:
+        return False  # DuckDB will say what is wrong with it
+    views = {t.name.lower() for tree in trees for t in tree.find_all(exp.Table) if t.db.lower() == "models"}
+    if not views:
+        return False
+    project = Project.load()
+    return any(
+        project.models[name].materialized == "view" and project.computes_array_aggregate(name)
+        for name in views
+        if name in project.models
+    )
+
+
 def open_for_analysts(
-    db: str, labels: str | None, study: Path | None, with_labels: bool, freezes: Path | None
+    db: str,
+    labels: str | None,
+    study: Path | None,
+    with_labels: bool,
+    freezes: Path | None,
+    array_aggregates: bool = False,
 ) -> Warehouse:
-    """A read-only, locked-down warehouse; the gate open only as the options allow."""
+    """A read-only, locked-down warehouse; the gate open only as the options allow; array aggregates
+    on for the session if asked (settings are locked after this)."""
     wh = Warehouse(db, labels, read_only=True)
     try:
+        if array_aggregates:
+            wh.con.execute(f"SET perfect_ht_threshold = {perfect_hash_bits(wh.con)}")
         if study is not None:
             studied = Study(Protocol.load(study), wh, freezes)
             existing = studied.freezes()
@@ -71,7 +105,7 @@ def query_command(
         raise typer.BadParameter("--format is table, csv, json or parquet")
     if output_format == "parquet" and output is None:
         raise typer.BadParameter("--format parquet needs --output FILE")
-    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
+    with open_for_analysts(db, labels, study, with_labels, freezes, computes_array_aggregate(sql)) as wh:
         try:
             result = wh.con.execute(sql).to_arrow_table()
         except duckdb.Error as exc:

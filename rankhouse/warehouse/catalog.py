@@ -13,8 +13,12 @@
 Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits,
 description are required; parameters (TOML inline-table body: defaults of the jinja2 variables
 the SQL uses), depends_on (tables the SQL parser cannot see), materialized (`table`, the default, or
-`view` for a large intermediate that its readers consume once) and dialect (`duckdb: <reason>` for a
-model that needs DuckDB-only features and is exempt from the Spark portability check) are optional.
+`view` for a large intermediate that its readers consume once), aggregate (`hash`, the default, or
+`array` for a model whose GROUP BY is over one dense integer key: the statements that compute it, its
+own build or, for a view, the builds of the tables that read it, sum into a directly indexed array;
+Warehouse.array_aggregates) and dialect
+(`duckdb: <reason>` for a model that needs DuckDB-only features and is exempt from the Spark
+portability check) are optional.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from rankhouse.errors import ModelError
 
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
-OPTIONAL = ("parameters", "depends_on", "materialized", "dialect")
+OPTIONAL = ("parameters", "depends_on", "materialized", "aggregate", "dialect")
 MATERIALIZATIONS = ("table", "view")
+AGGREGATES = ("hash", "array")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
 AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
@@ -65,6 +70,7 @@ class Model:
     parameters: dict = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
     materialized: str = "table"
+    aggregate: str = "hash"
     dialect: str | None = None
 
     @property
@@ -125,6 +131,8 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         raise ModelError(name, f"header name must equal the file name {path.name}")
     if header.get("materialized", "table") not in MATERIALIZATIONS:
         raise ModelError(name, f"materialized must be one of {', '.join(MATERIALIZATIONS)}")
+    if header.get("aggregate", "hash") not in AGGREGATES:
+        raise ModelError(name, f"aggregate must be one of {', '.join(AGGREGATES)}")
     if header["stage"] not in STAGES:
         raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
     try:
@@ -145,6 +153,7 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         parameters=parameters,
         depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
         materialized=header.get("materialized", "table"),
+        aggregate=header.get("aggregate", "hash"),
         dialect=header.get("dialect") or None,
     )
 

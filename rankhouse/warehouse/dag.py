@@ -139,6 +139,16 @@ class Project:
                 parents.difference_update(ready)
         return ordered
 
+    def computes_array_aggregate(self, name: str) -> bool:
+        """Whether computing `name` computes a model marked `aggregate: array`: the model itself, or
+        one it reads through views (a view is computed by the statement that reads it)."""
+        if self.models[name].aggregate == "array":
+            return True
+        return any(
+            self.models[parent].materialized == "view" and self.computes_array_aggregate(parent)
+            for parent in self.parents[name]
+        )
+
     def ancestors(self, name: str) -> set[str]:
         """Every model `name` reads, directly or not."""
         return self._closure(name, self.parents)

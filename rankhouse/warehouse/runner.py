@@ -134,6 +134,20 @@ class Runner:
         if exists:
             self.wh.sql(f"DROP {other} {model.table}")
 
+    def create(self, model: Model, sql: str) -> None:
+        """Create the model's table or view from its rendered SQL; with array aggregates
+        (Warehouse.array_aggregates) when the statement computes a model marked `aggregate: array`
+        (Project.computes_array_aggregate).
+
+        >>> runner.create(project.models["retrieval_runs"], render(model, params))  # doctest: +SKIP
+        """
+        create = f"CREATE OR REPLACE {model.materialized.upper()} {model.table} AS\n{sql}"
+        if model.materialized == "table" and self.project.computes_array_aggregate(model.name):
+            with self.wh.array_aggregates():
+                self.wh.sql(create)
+        else:
+            self.wh.sql(create)
+
     def _run_one(self, model: Model, force: bool) -> ModelRun:
         start = time.perf_counter()
         fingerprint = self.fingerprint(model.name)
@@ -146,7 +160,7 @@ class Runner:
         try:
             with self.wh.transaction():
                 self._drop_other_kind(model)
-                self.wh.sql(f"CREATE OR REPLACE {model.materialized.upper()} {model.table} AS\n{sql}")
+                self.create(model, sql)
                 for audit in model.audits:
                     columns, bad = self.wh.columns(audit_sql(model, audit))
                     if bad:
