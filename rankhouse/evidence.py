@@ -173,7 +173,7 @@ def _store_vectors(wh: Warehouse, table: str, bundle: str, keys: dict[str, list]
     """Replace the bundle's rows of `table` by keys + vectors; a no-op when the digest is unchanged."""
     import pyarrow as pa
 
-    from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
+    from rankhouse.loaders.sources import LoadResult, loaded_sha, replace_named_rows
 
     digest = hashlib.sha256(json.dumps({"source": source, **keys}, sort_keys=True).encode())
     digest.update(matrix.astype(np.float32).tobytes())
@@ -181,14 +181,8 @@ def _store_vectors(wh: Warehouse, table: str, bundle: str, keys: dict[str, list]
     if loaded_sha(wh, "meta.sources", table, bundle) == sha:
         return LoadResult(table, bundle, source, sha, 0, "unchanged")
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.astype(np.float32).ravel()), matrix.shape[1])
-    wh.con.register("rh_vectors", pa.table({"bundle": [bundle] * len(matrix), **keys, "vector": vectors}))
-    try:
-        with wh.transaction():
-            wh.sql(f"DELETE FROM {table} WHERE bundle = ?", [bundle])
-            wh.sql(f"INSERT INTO {table} BY NAME SELECT * FROM rh_vectors")
-            record_source(wh, "meta.sources", table, bundle, source, sha, len(matrix), loader)
-    finally:
-        wh.con.unregister("rh_vectors")
+    rows = pa.table({"bundle": [bundle] * len(matrix), **keys, "vector": vectors})
+    replace_named_rows(wh, table, "bundle", bundle, rows, "meta.sources", table, source, sha, loader)
     return LoadResult(table, bundle, source, sha, len(matrix), "loaded")
 
 

@@ -34,7 +34,14 @@ import pyarrow as pa
 
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import check_utf8
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import (
+    LoadResult,
+    loaded_sha,
+    read_file,
+    record_source,
+    replace_named_rows,
+    sha256_bytes,
+)
 from rankhouse.warehouse import Warehouse
 
 SCIFACT = "scifact"
@@ -263,14 +270,8 @@ def _load_texts(
         return LoadResult(table, name, str(path), sha, 0, "unchanged")
     rows = parse(path, _decode(path, data))
     columns = {"corpus": [name] * len(rows), "id": [r[1] for r in rows], "row_index": list(range(len(rows)))}
-    wh.con.register("rh_rows", pa.table({**columns, "text": [r[2] for r in rows]}))
-    try:
-        with wh.transaction():
-            wh.sql(f"DELETE FROM {table} WHERE corpus = ?", [name])
-            wh.sql(f"INSERT INTO {table} SELECT corpus, id, row_index, text FROM rh_rows")
-            record_source(wh, "meta.sources", table, name, path, sha, len(rows), loader)
-    finally:
-        wh.con.unregister("rh_rows")
+    texts = pa.table({**columns, "text": [r[2] for r in rows]})
+    replace_named_rows(wh, table, "corpus", name, texts, "meta.sources", table, path, sha, loader)
     return LoadResult(table, name, str(path), sha, len(rows), "replaced" if previous else "loaded")
 
 

@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from rankhouse.errors import InputError
 from rankhouse.warehouse import Warehouse
 
@@ -64,3 +66,19 @@ def record_source(
         f"INSERT INTO {meta} VALUES (?, ?, ?, ?, ?, ?, current_localtimestamp())",
         [table, name, str(path), sha, rows, loader],
     )
+
+
+def replace_named_rows(
+    wh: Warehouse, table: str, key_column: str, name: str, rows: pa.Table,
+    meta: str, source_table: str, path: str | Path, sha: str, loader: str,
+) -> None:  # fmt: skip
+    """One transaction: `table`'s rows whose `key_column` is `name` replaced by `rows` (its columns in
+    the table's order), and the source recorded in `meta` under `source_table`."""
+    wh.con.register("rh_replacement", rows)
+    try:
+        with wh.transaction():
+            wh.sql(f"DELETE FROM {table} WHERE {key_column} = ?", [name])
+            wh.sql(f"INSERT INTO {table} SELECT * FROM rh_replacement")
+            record_source(wh, meta, source_table, name, path, sha, rows.num_rows, loader)
+    finally:
+        wh.con.unregister("rh_replacement")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rankhouse.errors import InputError
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes
 from rankhouse.warehouse import Warehouse
 
 HEADER = ["text", "category"]
@@ -50,8 +50,8 @@ def read_labelled_csv(path: str | Path, data: bytes) -> list[tuple[int, str, str
     return rows
 
 
-def _load(wh: Warehouse, path: str | Path, name: str | None, table: str, meta: str, columns: str,
-          build: callable, loader: str) -> LoadResult:  # fmt: skip
+def _load(wh: Warehouse, path: str | Path, name: str | None, table: str, meta: str, build: callable,
+          loader: str) -> LoadResult:  # fmt: skip
     """Replace `table`'s rows of corpus `name` by the file's, in one transaction (a no-op for the same bytes)."""
     data = read_file(path)
     sha = sha256_bytes(data)
@@ -61,14 +61,7 @@ def _load(wh: Warehouse, path: str | Path, name: str | None, table: str, meta: s
     if previous == sha:
         return LoadResult(key, name, str(path), sha, 0, "unchanged")
     rows = read_labelled_csv(path, data)
-    wh.con.register("rh_rows", build(name, rows))
-    try:
-        with wh.transaction():
-            wh.sql(f"DELETE FROM {table} WHERE corpus = ?", [name])
-            wh.sql(f"INSERT INTO {table} SELECT {columns} FROM rh_rows")
-            record_source(wh, meta, key, name, path, sha, len(rows), loader)
-    finally:
-        wh.con.unregister("rh_rows")
+    replace_named_rows(wh, table, "corpus", name, build(name, rows), meta, key, path, sha, loader)
     return LoadResult(key, name, str(path), sha, len(rows), "replaced" if previous else "loaded")
 
 
@@ -87,25 +80,21 @@ def _classes(name: str, rows: list[tuple[int, str, str]]) -> pa.Table:
 
 def load_documents(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The texts of a labelled CSV as documents of corpus `name`.  Example: load_documents(wh, "train.csv", "b77")"""
-    return _load(
-        wh, path, name, "raw.documents", "meta.sources", "corpus, id, row_index, text", _texts, "csv.documents"
-    )
+    return _load(wh, path, name, "raw.documents", "meta.sources", _texts, "csv.documents")
 
 
 def load_queries(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The texts of a labelled CSV as queries of corpus `name`.  Example: load_queries(wh, "test.csv", "banking77")"""
-    return _load(wh, path, name, "raw.queries", "meta.sources", "corpus, id, row_index, text", _texts, "csv.queries")
+    return _load(wh, path, name, "raw.queries", "meta.sources", _texts, "csv.queries")
 
 
 def load_document_classes(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The categories of a labelled CSV as the documents' classes, into the labels file."""
     with wh.labels():
-        return _load(wh, path, name, "labels.document_classes", "labels.meta.sources", "corpus, id, class",
-                     _classes, "csv.document_classes")  # fmt: skip
+        return _load(wh, path, name, "labels.document_classes", "labels.meta.sources", _classes, "csv.document_classes")
 
 
 def load_query_classes(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The categories of a labelled CSV as the queries' classes, into the labels file."""
     with wh.labels():
-        return _load(wh, path, name, "labels.query_classes", "labels.meta.sources", "corpus, id, class",
-                     _classes, "csv.query_classes")  # fmt: skip
+        return _load(wh, path, name, "labels.query_classes", "labels.meta.sources", _classes, "csv.query_classes")
