@@ -1,13 +1,17 @@
 """Record every study's outputs once, and check later versions against that record, to the last digit.
 
-    python scripts/recorded_results.py record [STUDY ...]   # writes tests/recorded/<study>/
-    python scripts/recorded_results.py check [STUDY ...]    # runs the studies again and compares
+    python scripts/recorded_results.py record [--full DIR] [STUDY ...]   # writes tests/recorded/<study>/
+    python scripts/recorded_results.py check [--full DIR] [STUDY ...]    # runs the studies again and compares
+
+With --full DIR, every study's complete output directory is also copied to DIR/<study>/ (to compare
+large files line by line, e.g. how many ranks an ordering change moved).
 
 Each study runs end to end in a fresh warehouse under a temporary directory (banking77 and
 fusion_banking77 share one, as the test suite's fixtures do). `lanes_subset` is the lanes study on
 every 8th BANKING77 training message, exactly as tests/test_lanes.py builds it. What is recorded:
 results.json and every CSV and run file the study's writer produces (manifest.json and the bundle
-copy, which carry paths and times, are left out). The test suite compares the studies it runs itself
+copy, which carry paths and times, are left out); a file over 512 KiB is recorded as `<name>.sha256`
+(its SHA-256 and line count), so that the record stays small enough to commit. The test suite compares the studies it runs itself
 with this record (tests/test_recorded_results.py); `check` covers the two it does not (fusion_scifact
 and the full lanes study).
 """
@@ -36,6 +40,7 @@ STUDIES = {  # study -> (protocol, warehouse group)
     "lanes_banking77": ("lanes_banking77.toml", "lanes_banking77"),
 }
 SKIPPED = {"manifest.json", "bundle"}
+LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line count
 
 
 def lanes_subset_protocol(root: Path) -> Path:
@@ -67,18 +72,25 @@ def run_study(name: str, root: Path) -> Path:
     protocol = lanes_subset_protocol(root) if protocol_file is None else ROOT / "studies" / protocol_file
     out = root / "out" / name
     with Warehouse(root / f"{group}.duckdb") as wh:
-        study = Study(Protocol.load(protocol), wh, root / "freezes", say=lambda m: print(f"  {m}", file=sys.stderr))
+        freezes = root / "freezes" / name  # lanes_subset and lanes_banking77 are one study name
+        study = Study(Protocol.load(protocol), wh, freezes, say=lambda m: print(f"  {m}", file=sys.stderr))
         write_outputs(study, study.run(), out)
     return out
 
 
 def outputs(folder: Path) -> dict[str, bytes]:
-    """The recorded files of an output directory: relative path -> bytes."""
+    """The recorded files of an output directory: relative path -> bytes (a large file as its digest)."""
     found = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if path.is_file() and relative.parts[0] not in SKIPPED:
-            found[relative.as_posix()] = path.read_bytes()
+        if not path.is_file() or relative.parts[0] in SKIPPED:
+            continue
+        data = path.read_bytes()
+        if len(data) > LARGE and not path.name.endswith(".sha256"):
+            lines = data.count(b"\n")
+            found[relative.as_posix() + ".sha256"] = f"{hashlib.sha256(data).hexdigest()} {lines} lines\n".encode()
+        else:
+            found[relative.as_posix()] = data
     return found
 
 
@@ -120,6 +132,9 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("record", "check"):
         print(__doc__)
         return 2
+    full = None
+    if len(argv) > 2 and argv[1] == "--full":
+        full, argv = Path(argv[2]), [argv[0], *argv[3:]]
     names = argv[1:] or list(STUDIES)
     unknown = sorted(set(names) - set(STUDIES))
     if unknown:
@@ -129,7 +144,11 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rankhouse-recorded-") as tmp:
         for name in names:
             print(f"{name}: running", file=sys.stderr)
-            now = outputs(run_study(name, Path(tmp)))
+            folder = run_study(name, Path(tmp))
+            if full is not None:
+                shutil.rmtree(full / name, ignore_errors=True)
+                shutil.copytree(folder, full / name)
+            now = outputs(folder)
             target = RECORDED / name
             if argv[0] == "record":
                 shutil.rmtree(target, ignore_errors=True)
