@@ -98,12 +98,13 @@ def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure]) -> 
     summary: dict[str, dict[str, float | str]] = {run: {} for run in run_ids}
     per_query: dict[str, dict[str, dict[str, float]]] = {run: {} for run in run_ids}
     for run, measure, value in wh.sql(
-        "SELECT run_id, measure, value FROM models.run_measures WHERE list_contains(?, run_id)", [run_ids]
+        "SELECT system, measure, value FROM models.run_measures WHERE subset = 'all' AND list_contains(?, system)",
+        [run_ids],
     ):
         for m in by_canonical.get(measure, []):
             summary[run][m.label] = value
     for run, qid, measure, value in wh.sql(
-        "SELECT run_id, qid, measure, value FROM models.query_measures WHERE list_contains(?, run_id)", [run_ids]
+        "SELECT system, query, measure, value FROM models.query_measures WHERE list_contains(?, system)", [run_ids]
     ):
         for m in by_canonical.get(measure, []):
             if m.family not in SUMMARY_ONLY:

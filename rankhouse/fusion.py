@@ -16,11 +16,14 @@ from pathlib import Path
 
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.trec import load_run
+from rankhouse.paths import MODELS_DIR
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.catalog import parse_model
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import ModelRun, Runner
 
-RULES = ("mixture", "fisher", "stouffer", "rrf", "rsf")
+# The fusion rules: the one list, the fused_rankings model's `fusion_rules` (its header default).
+RULES = tuple(parse_model(MODELS_DIR / "fusion" / "fused_rankings.sql", MODELS_DIR).parameters["fusion_rules"])
 RUN_CORPUS = "runs"
 
 

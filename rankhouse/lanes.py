@@ -630,3 +630,12 @@ def scoring_history(wh: Warehouse, corpus: str) -> list[dict]:
     for entry in history:
         entry["scored_at"] = entry["scored_at"].isoformat(timespec="seconds")
     return history
+
+
+def generate_passage_scores(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `passage_scores` generator: the candidates' chunks first (+lane_chunks), then every chunk's
+    score against every unit of its topic, cache first, misses by the scorer `options["scorer"]`."""
+    corpus = str(options["corpus"])
+    context.build("+lane_chunks")
+    bar = context.progress_bar(f"encoding {corpus} passages")
+    context.say(str(score_passages(context.wh, corpus, str(options["scorer"]), progress=bar)))

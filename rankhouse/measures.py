@@ -1,7 +1,14 @@
-"""Measure names: ir_measures names (`nDCG@10`) and trec_eval names (`ndcg_cut.10`) to canonical ones.
+"""The measure registry: one name per measure, its aliases, and how it is aggregated over queries.
 
-The SQL models know measures by canonical name, `Family` or `Family@cutoff`; this module only
-translates what a user types, and formats values the way trec_eval prints them.
+Every ranked-list measure of every study is one of the families below, computed by one model each in
+models/metrics/ (`measure_<family>.sql`). A measure is named `Family` or `Family@cutoff` (canonical, as
+the SQL models know it); users may type ir_measures names (`nDCG@10`), trec_eval names (`ndcg_cut.10`)
+or the aliases the seeds use (`Top-1` is P@1, `Hit@5` is Success@5, `MRR` is RR). A protocol may also
+give a measure its own label: `"nDCG_exp@5 as nDCG@5"` computes nDCG with exponential gain at 5 and
+reports it as nDCG@5.
+
+    >>> [(m.label, m.canonical) for m in parse_measures(["Top-1", "Hit@5", "nDCG_exp@5 as nDCG@5"])]
+    [('Top-1', 'P@1'), ('Hit@5', 'Success@5'), ('nDCG@5', 'nDCG_exp@5')]
 """
 
 from __future__ import annotations
@@ -11,15 +18,44 @@ from dataclasses import dataclass
 
 from rankhouse.errors import RankhouseError
 
-# family -> whether it takes a cutoff: "required", "optional" or "none"
+
+@dataclass(frozen=True)
+class Family:
+    """A measure family: whether it takes a cutoff, how its per-query values aggregate, what it is."""
+
+    name: str
+    cutoff: str  # "required", "optional" or "none"
+    aggregate: str  # "mean", "sum" or "geometric" (GMAP: exp of the mean log, each value floored at 1e-5)
+    description: str
+
+
 FAMILIES = {
-    "AP": "optional", "GMAP": "none", "nDCG": "optional", "nDCG_exp": "optional", "P": "required",
-    "R": "required", "RR": "optional", "Rprec": "none", "Success": "required", "Bpref": "none",
-    "NumRet": "none", "NumRel": "none", "NumRelRet": "none", "NumQ": "none", "IPrec": "required",
-}  # fmt: skip
+    family.name: family
+    for family in (
+        Family("AP", "optional", "mean", "average precision (trec_eval map; AP@k is map_cut.k)"),
+        Family("GMAP", "none", "geometric", "geometric mean of AP over queries (trec_eval gm_map)"),
+        Family("nDCG", "optional", "mean", "nDCG with linear gain, the grade (trec_eval ndcg, ndcg_cut.k)"),
+        Family("nDCG_exp", "optional", "mean", "nDCG with exponential gain 2^grade - 1"),
+        Family("P", "required", "mean", "precision at k: relevant in the first k, divided by k"),
+        Family("R", "required", "mean", "recall at k: relevant in the first k over all relevant"),
+        Family("RR", "optional", "mean", "reciprocal rank of the first relevant document (RR@k: within k)"),
+        Family("Rprec", "none", "mean", "precision at rank R, R the number of relevant documents"),
+        Family("Success", "required", "mean", "1 if a relevant document is in the first k, else 0"),
+        Family("Bpref", "none", "mean", "binary preference (Buckley and Voorhees 2004)"),
+        Family("IPrec", "required", "mean", "interpolated precision at a recall level (iprec_at_recall)"),
+        Family("NumRet", "none", "sum", "documents retrieved"),
+        Family("NumRel", "none", "sum", "relevant documents in the judgments"),
+        Family("NumRelRet", "none", "sum", "relevant documents retrieved"),
+        Family("NumQ", "none", "sum", "queries evaluated (1 per query, summed)"),
+    )
+}
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "NumQ"}
 SUMMARY_ONLY = {"GMAP", "NumQ", "runid"}  # printed in the `all` rows only, as trec_eval does
 RUNID = "runid"
+
+# Names the seeds use: exact names, and families whose cutoff carries over (`Hit@5` -> `Success@5`).
+ALIASES = {"Top-1": "P@1", "MRR": "RR"}
+FAMILY_ALIASES = {"Hit": "Success"}
 
 # trec_eval name -> (family, default parameters when given without any)
 DEPTHS = "5,10,15,20,30,100,200,500,1000"
@@ -37,6 +73,7 @@ TREC_OFFICIAL = [
 ]  # fmt: skip
 IR_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:@(?P<cutoff>\d+(?:\.\d+)?|\.\d+))?$")
 TREC_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\.(?P<params>.+))?$")
+LABELLED = re.compile(r"^(?P<measure>\S+)\s+as\s+(?P<label>\S+)$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +86,16 @@ class Measure:
     @property
     def family(self) -> str:
         return self.canonical.split("@", 1)[0]
+
+    @property
+    def cutoff(self) -> float | None:
+        """The cutoff as a number (P@5 -> 5.0), None without one."""
+        return float(self.canonical.split("@", 1)[1]) if "@" in self.canonical else None
+
+    @property
+    def aggregate(self) -> str:
+        """How per-query values combine into a run's value: mean, sum or geometric."""
+        return FAMILIES[self.family].aggregate if self.family in FAMILIES else "mean"
 
 
 def _number(text: str) -> str:
@@ -78,8 +125,19 @@ def _from_trec(name: str, params: str | None) -> list[Measure]:
     return measures
 
 
+def _alias(text: str) -> str | None:
+    """The canonical name an alias stands for (`Top-1` -> `P@1`, `Hit@5` -> `Success@5`), or None."""
+    if text in ALIASES:
+        return ALIASES[text]
+    family, at, cutoff = text.partition("@")
+    if family in FAMILY_ALIASES and at:
+        return f"{FAMILY_ALIASES[family]}@{cutoff}"
+    return None
+
+
 def parse_measure(text: str) -> list[Measure]:
-    """One measure name (ir_measures or trec_eval) -> the measures it stands for.
+    """One measure name (ir_measures, trec_eval, an alias, or `<measure> as <label>`) -> the measures it
+    stands for.
 
     >>> [m.canonical for m in parse_measure("P.5,10")]
     ['P@5', 'P@10']
@@ -87,15 +145,24 @@ def parse_measure(text: str) -> list[Measure]:
     [Measure(label='nDCG@10', canonical='nDCG@10')]
     """
     text = text.strip()
+    labelled = LABELLED.match(text)
+    if labelled:
+        found = parse_measure(labelled.group("measure"))
+        if len(found) != 1:
+            raise RankhouseError(f"measure {text!r}: only a single measure can be given a label")
+        return [Measure(labelled.group("label"), found[0].canonical)]
     if text == RUNID:
         return [Measure(RUNID, RUNID)]
     if text == "official":
         return [m for name in TREC_OFFICIAL for m in parse_measure(name)]
+    alias = _alias(text)
+    if alias is not None:
+        return [Measure(text, m.canonical) for m in parse_measure(alias)]
     ir = IR_MEASURE.match(text)
     trec = TREC_MEASURE.match(text)
     if ir and ir.group("family") in FAMILIES:
         family, cutoff = ir.group("family"), ir.group("cutoff")
-        needs = FAMILIES[family]
+        needs = FAMILIES[family].cutoff
         if needs == "none" and cutoff is not None:
             raise RankhouseError(f"measure {family} takes no cutoff")
         if needs != "required" or cutoff is not None:
@@ -106,6 +173,7 @@ def parse_measure(text: str) -> list[Measure]:
     if trec and trec.group("family") in TREC_NAMES:
         return _from_trec(trec.group("family"), trec.group("params"))
     known = ", ".join(sorted(FAMILIES)) + "; trec_eval: " + ", ".join(sorted(TREC_NAMES))
+    known += "; aliases: " + ", ".join([*ALIASES, *(f"{a}@k" for a in FAMILY_ALIASES)])
     raise RankhouseError(f"unknown measure {text!r}; known: {known}")
 
 
@@ -132,6 +200,37 @@ def parse_measures(specs: list[str] | None) -> list[Measure]:
                 seen.add(measure.label)
                 measures.append(measure)
     return measures
+
+
+def measure_values(names: object) -> str:
+    """The rows of models/metrics/measure_requests.sql for the requested measure names: `(position, label,
+    canonical, family, cutoff, aggregate)` SQL tuples (a jinja2 filter; the names are validated here).
+
+    >>> measure_values(["Top-1"])
+    "(1, 'Top-1', 'P@1', 'P', CAST(1.0 AS DOUBLE), 'mean')"
+    """
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise RankhouseError(f"parameter measures must be a list of measure names, not {names!r}")
+    measures = [m for m in parse_measures(list(names)) if m.canonical != RUNID]
+    if not measures:
+        raise RankhouseError(f"parameter measures names no measure: {names!r}")
+    rows = []
+    for position, m in enumerate(measures, start=1):
+        cutoff = "CAST(NULL AS DOUBLE)" if m.cutoff is None else f"CAST({m.cutoff!r} AS DOUBLE)"
+        quoted = [f"'{v}'" for v in (m.label.replace("'", "''"), m.canonical, m.family)]
+        rows.append(f"({position}, {', '.join(quoted)}, {cutoff}, '{m.aggregate}')")
+    return ",\n        ".join(rows)
+
+
+def measure_families(names: object) -> set[str]:
+    """The canonical families of the requested measure names (a jinja2 filter, e.g. to skip counting
+    retrieved documents when no NumRet is requested).
+
+    >>> sorted(measure_families(["Top-1", "Hit@5"]))
+    ['P', 'Success']
+    """
+    measure_values(names)  # validates
+    return {m.family for m in parse_measures(list(names))}
 
 
 def format_value(measure: Measure, value: float | str) -> str:

@@ -83,3 +83,14 @@ def store_panel(wh: Warehouse, panel: str, corpus: str, size: int, seed: int) ->
     finally:
         wh.con.unregister("rh_panel")
     return LoadResult("raw.null_panels", panel, source, digest, size, "loaded")
+
+
+def generate_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `resample_plan` generator: plan `key` over the queries of `options["corpus"]`, in row order."""
+    units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
+    context.say(str(store_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))))
+
+
+def generate_panel(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `null_panel` generator: panel `key` of `options["size"]` documents of `options["corpus"]`."""
+    context.say(str(store_panel(context.wh, key, str(options["corpus"]), int(options["size"]), int(options["seed"]))))

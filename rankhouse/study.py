@@ -41,6 +41,7 @@ import duckdb
 
 import rankhouse
 from rankhouse.errors import RankhouseError
+from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import sha256_bytes, sha256_file
 from rankhouse.warehouse import Warehouse
@@ -73,22 +74,12 @@ class Input:
 
 @dataclass(frozen=True)
 class Generated:
-    """A label-free table the prepare stage makes itself: `vectors` of a corpus's texts, or a seeded
-    `resample_plan` over a corpus's queries."""
+    """A label-free table the prepare stage makes itself (a kind of rankhouse/generators.py: `vectors` of a
+    corpus's texts, a seeded `resample_plan` over a corpus's queries, ...)."""
 
     key: str
     kind: str
     options: dict
-
-
-GENERATED_KINDS = {
-    "vectors": ("corpus",),
-    "resample_plan": ("corpus", "seed", "replicates"),
-    "null_panel": ("corpus", "seed", "size"),
-    "evidence_vectors": ("bundle",),
-    "evidence_plan": ("bundle", "seed", "replicates"),
-    "passage_scores": ("corpus", "scorer"),
-}
 
 
 @dataclass(frozen=True)
@@ -143,11 +134,11 @@ class Protocol:
         generated = []
         for key, entry in spec.get("generate", {}).items():
             kind = need(entry, "kind", f"generate.{key}")
-            if kind not in GENERATED_KINDS:
+            if kind not in GENERATORS:
                 raise RankhouseError(
-                    f"protocol {path}: [generate.{key}] unknown kind {kind!r}; known: {', '.join(GENERATED_KINDS)}"
+                    f"protocol {path}: [generate.{key}] unknown kind {kind!r}; known: {', '.join(GENERATORS)}"
                 )
-            for option in GENERATED_KINDS[kind]:
+            for option in GENERATORS[kind].options:
                 need(entry, option, f"generate.{key}")
             generated.append(Generated(key, kind, {k: v for k, v in entry.items() if k != "kind"}))
         name = str(need(study, "name", "study"))
@@ -197,12 +188,17 @@ class Study:
         self.protocol = protocol
         self.wh = wh
         self.freezes_dir = freezes or freezes_dir_for(wh.path)
-        self.project = project or Project.load(params=protocol.parameters)
+        # Models are rendered with the protocol's parameters and `study`, its name (the study column of
+        # the shared rankings, judgments and measures), where a model declares it.
+        self.parameters = {"study": protocol.name, **protocol.parameters}
+        self.project = project or Project.load(params=self.parameters)
+        if not any("study" in m.parameters for m in self.project.models.values()):
+            self.parameters.pop("study")
         self.say = say or (lambda message: None)
         self.progress = progress
         self.progress_bar = progress_bar or (lambda label: progress_printer(label, self.say))
-        self.prepare_models = self.project.select(protocol.prepare)
-        wrong = [m for m in self.prepare_models if self.project.models[m].stage != "prepare"]
+        selected = self.project.select(protocol.prepare)
+        wrong = [m for m in selected if self.project.models[m].stage != "prepare"]
         if wrong:
             raise RankhouseError(
                 f"protocol {protocol.path}: the prepare stage selects evaluate models {', '.join(wrong)}"
@@ -210,20 +206,16 @@ class Study:
         self.evaluate_models = [
             m for m in self.project.select(protocol.evaluate) if self.project.models[m].stage == "evaluate"
         ]
-        stray = [
-            m
-            for m in self.project.select(protocol.evaluate)
-            if self.project.models[m].stage == "prepare" and m not in self.prepare_models
+        # The prepare stage also builds every prepare model the evaluate stage reads (the staged inputs,
+        # the measure requests, ...), so that all of them are frozen.
+        needed = {a for m in self.evaluate_models for a in self.project.ancestors(m)} | set(selected)
+        self.prepare_models = [
+            m for m in self.project.order if m in needed and self.project.models[m].stage == "prepare"
         ]
-        if stray:
-            raise RankhouseError(
-                f"protocol {protocol.path}: the evaluate stage needs prepare models {', '.join(stray)} "
-                "that the prepare stage does not build (so they would not be frozen)"
-            )
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def runner(self) -> Runner:
-        return Runner(self.wh, self.project, self.protocol.parameters)
+        return Runner(self.wh, self.project, self.parameters)
 
     def freezes(self) -> list[Freeze]:
         """This study's freeze files, oldest first (meta.freezes is brought in line with them)."""
@@ -279,42 +271,14 @@ class Study:
         return self.runner().run(self.prepare_models, progress=self.progress)
 
     def _generate(self) -> None:
-        """Make the protocol's generated tables (vectors through the cache, seeded resample plans)."""
-        encoder = None
+        """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...)."""
+
+        def build(spec: str) -> None:
+            self.runner().run(self.project.select(spec), progress=self.progress)
+
+        context = Context(self.wh, self.say, self.progress_bar, build)
         for item in self.protocol.generated:
-            if item.kind in ("evidence_vectors", "evidence_plan"):  # seed 000: rankhouse/evidence.py
-                from rankhouse.evidence import generate
-
-                generate(self.wh, item.kind, item.key, item.options, self.say, self.progress_bar)
-                continue
-            corpus = item.options["corpus"]
-            if item.kind == "vectors":
-                from rankhouse.encode import Encoder
-                from rankhouse.vectors import encode_corpus
-
-                encoder = encoder or Encoder()
-                for kind in ("documents", "queries"):
-                    bar = self.progress_bar(f"encoding {corpus} {kind}")
-                    self.say(str(encode_corpus(self.wh, corpus, encoder, kind, progress=bar)))
-            elif item.kind == "resample_plan":
-                from rankhouse.resample import store_plan
-
-                units = self.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [corpus])[0][0]
-                result = store_plan(
-                    self.wh, item.key, units, int(item.options["replicates"]), int(item.options["seed"])
-                )
-                self.say(str(result))
-            elif item.kind == "null_panel":
-                from rankhouse.resample import store_panel
-
-                result = store_panel(self.wh, item.key, corpus, int(item.options["size"]), int(item.options["seed"]))
-                self.say(str(result))
-            elif item.kind == "passage_scores":  # seed 002: the candidates' chunks first, then their scores
-                from rankhouse.lanes import score_passages
-
-                self.runner().run(self.project.select("+lane_chunks"), progress=self.progress)
-                bar = self.progress_bar(f"encoding {corpus} passages")
-                self.say(str(score_passages(self.wh, corpus, str(item.options["scorer"]), progress=bar)))
+            GENERATORS[item.kind].run(context, item.key, item.options)
 
     def snapshot(self) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""

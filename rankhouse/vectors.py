@@ -133,3 +133,11 @@ def encode_corpus(
                       len(ordered), "encode.minilm")  # fmt: skip
     return LoadResult(target, name, f"{len(missing)} texts encoded, {len(rows) - len(missing)} from the cache", sha,
                       len(ordered), "loaded")  # fmt: skip
+
+
+def generate_vectors(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `vectors` generator: MiniLM vectors of every document and query of `options["corpus"]`."""
+    corpus = str(options["corpus"])
+    for kind in ("documents", "queries"):
+        bar = context.progress_bar(f"encoding {corpus} {kind}")
+        context.say(str(encode_corpus(context.wh, corpus, context.encoder, kind, progress=bar)))

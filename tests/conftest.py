@@ -33,7 +33,7 @@ def banking77_study(tmp_path_factory):
     from types import SimpleNamespace
 
     from rankhouse.paths import ROOT
-    from rankhouse.report import write_outputs
+    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
 
     def texts(name: str) -> list[dict]:
@@ -54,6 +54,102 @@ def banking77_study(tmp_path_factory):
         test=texts("test.csv"),
     )
     warehouse.close()
+
+
+@pytest.fixture(scope="session")
+def fusion_banking77_study(banking77_study):
+    """The fusion study (studies/fusion_banking77.toml) run once in the BANKING77 study's warehouse."""
+    import json
+    from types import SimpleNamespace
+
+    from rankhouse.paths import ROOT
+    from rankhouse.studies import write_outputs
+    from rankhouse.study import Protocol, Study
+
+    base = banking77_study
+    protocol = Protocol.load(ROOT / "studies" / "fusion_banking77.toml")
+    study = Study(protocol, base.wh, base.root / "freezes")
+    evaluation = study.run()
+    out = base.root / "fusion_out"
+    write_outputs(study, evaluation, out)
+    return SimpleNamespace(
+        wh=base.wh, out=out, params=protocol.parameters, freeze=evaluation.freeze,
+        results=json.loads((out / "results.json").read_text()), train=base.train, test=base.test,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def evidence_demo_study(tmp_path_factory):
+    """The evidence study (studies/evidence_demo.toml) run once end to end in a warehouse of its own."""
+    import json
+    from types import SimpleNamespace
+
+    from rankhouse.paths import ROOT
+    from rankhouse.studies import write_outputs
+    from rankhouse.study import Protocol, Study
+
+    root = tmp_path_factory.mktemp("evidence_demo")
+    wh = Warehouse(root / "demo.duckdb")
+    protocol = Protocol.load(ROOT / "studies" / "evidence_demo.toml")
+    study = Study(protocol, wh, root / "freezes")
+    evaluation = study.run()
+    out = root / "out"
+    write_outputs(study, evaluation, out)
+    yield SimpleNamespace(wh=wh, out=out, freeze=evaluation.freeze, params=protocol.parameters,
+                          results=json.loads((out / "results.json").read_text()))  # fmt: skip
+    wh.close()
+
+
+SUBSET_STEP = 8  # the lanes study on every 8th training message: 1,251 documents, ~1,000 texts to encode
+BANKING77_TRAIN_SHA256 = "b06e26ac675513959a63135f11b94ea7786ed02da65db93a5650d8838cbc664b"
+
+
+def lanes_subset_protocol(root: Path) -> tuple[Path, list[dict]]:
+    """studies/lanes_banking77.toml over every SUBSET_STEP-th training message (written to `root`): the
+    protocol file and the training rows it uses."""
+    import csv
+    import hashlib
+    import json
+
+    from rankhouse.paths import ROOT
+
+    with (ROOT / "data" / "banking77" / "train.csv").open(newline="") as handle:
+        train = list(csv.DictReader(handle))[::SUBSET_STEP]
+    subset = root / "train_subset.csv"
+    with subset.open("w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["text", "category"])
+        writer.writerows((r["text"], r["category"]) for r in train)
+    text = (ROOT / "studies" / "lanes_banking77.toml").read_text()
+    text = text.replace("../data/banking77/train.csv", str(subset))
+    text = text.replace(BANKING77_TRAIN_SHA256, hashlib.sha256(subset.read_bytes()).hexdigest())
+    text = text.replace('"banking77_groups.toml"', json.dumps(str(ROOT / "studies" / "banking77_groups.toml")))
+    path = root / "lanes_subset.toml"
+    path.write_text(text)
+    return path, train
+
+
+@pytest.fixture(scope="session")
+def lanes_subset_study(tmp_path_factory):
+    """The lanes study on a subset of BANKING77 (lanes_subset_protocol), run once end to end."""
+    import json
+    import tomllib
+    from types import SimpleNamespace
+
+    from rankhouse.paths import ROOT
+    from rankhouse.studies import write_outputs
+    from rankhouse.study import Protocol, Study
+
+    root = tmp_path_factory.mktemp("lanes")
+    protocol, train = lanes_subset_protocol(root)
+    wh = Warehouse(root / "lanes.duckdb")
+    study = Study(Protocol.load(protocol), wh, root / "freezes")
+    evaluation = study.run()
+    written = write_outputs(study, evaluation, root / "out")
+    groups = tomllib.loads((ROOT / "studies" / "banking77_groups.toml").read_text())["group"]
+    yield SimpleNamespace(wh=wh, study=study, root=root, out=root / "out", written=written, train=train, groups=groups,
+                          results=json.loads((root / "out" / "results.json").read_text()))  # fmt: skip
+    wh.close()
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:

@@ -107,7 +107,7 @@ def test_rankings_break_exact_ties_by_row_index(banking):
         scores.setdefault((method, query_row), []).append((doc_row, score))
     ranked = {}
     for method, query_row, doc_row, rank in banking.wh.sql(
-        "SELECT method, query_row, doc_row, rank FROM models.rankings WHERE query_row < 50 AND rank <= 20"
+        "SELECT system, query_key, doc_key, rank FROM models.retrieval_rankings WHERE query_key < 50 AND rank <= 20"
     ):
         ranked.setdefault((method, query_row), {})[rank] = doc_row
     for key, pairs in scores.items():
@@ -131,7 +131,7 @@ def test_measures_match_pytrec_eval(banking):
     }
     runs: dict = {}
     for method, query_row, doc_row, rank in banking.wh.sql(
-        f"SELECT method, query_row, doc_row, rank FROM models.rankings WHERE query_row < {SAMPLE}"
+        f"SELECT system, query_key, doc_key, rank FROM models.retrieval_rankings WHERE query_key < {SAMPLE}"
     ):
         runs.setdefault(method, {}).setdefault(str(query_row), {})[str(doc_row)] = -float(rank)
     measures = {"P_1": "top1", "success_5": "hit5", "recall_5": "recall5", "recip_rank": "rr",
@@ -186,12 +186,13 @@ def test_paired_bootstrap_matches_numpy_and_ignores_thread_count(banking):
     assert (contrast["ci_low"], contrast["ci_high"]) == pytest.approx(
         tuple(np.quantile(means, [0.025, 0.975])), abs=1e-12
     )
-    sql = "SELECT subset, mean, ci_low, ci_high FROM models.top1_contrasts ORDER BY subset"
+    sql = "SELECT subset, mean, ci_low, ci_high FROM models.paired_bootstrap ORDER BY subset"
     before = wh.sql(sql)
     threads = wh.sql("SELECT current_setting('threads')")[0][0]
     wh.sql("SET threads = 1")
     try:
-        Runner(wh, Project.load(), Protocol.load(STUDY).parameters).run(["top1_contrasts"], force=True)
+        params = {"study": "banking77", **Protocol.load(STUDY).parameters}
+        Runner(wh, Project.load(params=params), params).run(["paired_bootstrap"], force=True)
     finally:
         wh.sql(f"SET threads = {threads}")
     assert wh.sql(sql) == before

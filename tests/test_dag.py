@@ -16,7 +16,7 @@ from rankhouse.warehouse.runner import Runner
 
 def model(root: Path, name: str, sql: str, *, stage: str = "prepare", grain: str = "run_id",
           audits: str = "not_null(run_id); unique_grain", parameters: str = "", extra: str = "",
-          group: str = "g") -> Path:  # fmt: skip
+          group: str = "staging") -> Path:  # fmt: skip
     """Write a model file under root/group/name.sql."""
     header = [f"-- name: {name}", "-- version: 1", f"-- stage: {stage}", f"-- grain: {grain}",
               f"-- audits: {audits}", f"-- description: test model {name}."]  # fmt: skip
@@ -76,6 +76,19 @@ def test_bad_references_name_the_model(tmp_path, sql, message):
     with pytest.raises(ModelError, match=message) as err:
         Project.load(tmp_path)
     assert err.value.model == "bad"
+
+
+def test_only_staging_models_read_inputs_and_labels(tmp_path):
+    model(tmp_path, "sneaky", "SELECT run_id FROM raw.runs", group="retrieval")
+    with pytest.raises(ModelError, match=r"reads raw.runs: only models in models/staging/ read") as err:
+        Project.load(tmp_path)
+    assert err.value.model == "sneaky"
+
+
+def test_a_model_reading_labels_is_a_table(tmp_path):
+    model(tmp_path, "peek", "SELECT qid AS run_id FROM gate.qrels", stage="evaluate", extra="-- materialized: view")
+    with pytest.raises(ModelError, match=r"reads labels \(gate.qrels\) but is a view"):
+        Project.load(tmp_path)
 
 
 def test_cycles_are_errors_naming_the_models(tmp_path):
@@ -194,7 +207,7 @@ def test_unchanged_models_are_skipped_and_changes_rebuild(wh, chain, tmp_path):
 def test_comments_and_layout_do_not_change_the_fingerprint_but_sql_does(wh, chain):
     load_run(wh, TREC / "results.test")
     before = Runner(wh, Project.load(chain)).fingerprint("other")
-    path = chain / "g" / "other.sql"
+    path = chain / "staging" / "other.sql"
     path.write_text(path.read_text().replace("SELECT DISTINCT", "-- a comment\nSELECT   DISTINCT\n"))
     assert Runner(wh, Project.load(chain)).fingerprint("other") == before
     path.write_text(path.read_text().replace("run_id FROM raw.runs", "run_id, 1 AS one FROM raw.runs"))

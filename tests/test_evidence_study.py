@@ -18,15 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankhouse.errors import AuditError, ModelError
-from rankhouse.evidence import (
-    greedy_select,
-    greedy_steps,
-    objective,
-    program_sha256,
-    record_program,
-    register_functions,
-    store_subset_plans,
-)
+from rankhouse.functions import register
 from rankhouse.loaders import (
     load_evidence_documents,
     load_evidence_judgments,
@@ -36,8 +28,9 @@ from rankhouse.loaders import (
     load_run,
 )
 from rankhouse.paths import ROOT
-from rankhouse.report import write_outputs
-from rankhouse.study import Protocol, Study
+from rankhouse.select import greedy_select, greedy_steps, objective, program_sha256, record_program
+from rankhouse.studies.evidence import store_subset_plans
+from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
@@ -96,7 +89,7 @@ def toy(tmp_path: Path, tasks: dict, documents: dict, vectors: dict, judgments: 
     store_subset_plans(wh, "evidence_bootstrap", "toy", replicates=20, seed=1)
     if judgments:
         wh.open_gate()
-    params = {"bundle": "toy", **(params or {})}
+    params = {"study": "evidence_demo", **Protocol.load(STUDY).parameters, "bundle": "toy", **(params or {})}
     project = Project.load(params=params)
     Runner(wh, project, params).run(project.select(select))
     return wh
@@ -248,7 +241,7 @@ def test_the_greedy_udf_refuses_a_program_other_than_the_recorded_one(tmp_path):
     with pytest.raises(ModelError, match="selection program changed since it was recorded"):
         Runner(wh, Project.load(params=params), params).run(["evidence_greedy"], force=True)
     assert len(program_sha256()) == 64
-    register_functions(wh.con)  # registering again is harmless
+    register(wh.con, ("evidence_greedy",))  # registering again is harmless
 
 
 # -- the oracle ------------------------------------------------------------------------------------
@@ -307,22 +300,15 @@ def brute_force_oracle(labels: dict[str, tuple[float, set]], budget: int = 5) ->
 
 # -- the demonstration study, end to end -----------------------------------------------------------
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("evidence_demo")
-    wh = Warehouse(root / "demo.duckdb")
-    protocol = Protocol.load(STUDY)
-    study = Study(protocol, wh, root / "freezes")
-    evaluation = study.run()
-    out = root / "out"
-    write_outputs(study, evaluation, out)
+def demo(evidence_demo_study):
+    """The demonstration study run end to end (conftest.evidence_demo_study), with its selections and
+    exported bundle read back."""
+    out = evidence_demo_study.out
     with (out / "selected.csv").open(newline="") as handle:
         selected: dict[tuple[str, str], list[str]] = {}
         for row in csv.DictReader(handle):
             selected.setdefault((row["task_id"], row["method"]), []).append(row["doc_id"])
-    bundle = read_bundle(out / "bundle")
-    yield SimpleNamespace(wh=wh, out=out, freeze=evaluation.freeze, params=protocol.parameters, selected=selected,
-                          results=json.loads((out / "results.json").read_text()), bundle=bundle)  # fmt: skip
-    wh.close()
+    return SimpleNamespace(**vars(evidence_demo_study), selected=selected, bundle=read_bundle(out / "bundle"))
 
 
 def read_bundle(folder: Path) -> SimpleNamespace:

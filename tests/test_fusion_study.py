@@ -9,39 +9,23 @@ from __future__ import annotations
 
 import json
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import pytrec_eval
 
 from rankhouse.paths import ROOT
-from rankhouse.report import write_outputs
 from rankhouse.resample import panel_draws
-from rankhouse.study import Protocol, Study
 
 STUDY = ROOT / "studies" / "fusion_banking77.toml"
 RULES = ["bm25", "dense", "rrf", "rsf", "mixture", "fisher", "stouffer"]
 SAMPLE = 40  # queries re-computed in Python for the per-row equations
 
 
-@pytest.fixture(scope="module")
-def fusion(banking77_study):
-    base = banking77_study
-    protocol = Protocol.load(STUDY)
-    study = Study(protocol, base.wh, base.root / "freezes")
-    evaluation = study.run()
-    out = base.root / "fusion_out"
-    write_outputs(study, evaluation, out)
-    return SimpleNamespace(
-        wh=base.wh,
-        out=out,
-        params=protocol.parameters,
-        freeze=evaluation.freeze,
-        results=json.loads((out / "results.json").read_text()),
-        train=base.train,
-        test=base.test,
-    )
+@pytest.fixture
+def fusion(fusion_banking77_study):
+    """The fusion study run in the BANKING77 study's warehouse (conftest.fusion_banking77_study)."""
+    return fusion_banking77_study
 
 
 def intent_qrels(fusion) -> dict[str, dict[str, int]]:
@@ -222,7 +206,7 @@ def test_contrasts_match_a_numpy_bootstrap_over_the_stored_plan(fusion):
         values[rule][query_row] = top1
     draws = np.zeros((10_000, len(fusion.test)), dtype=np.int64)
     for replicate, draw, item in wh.sql(
-        "SELECT replicate, draw, item FROM raw.resample_plans WHERE plan = ?", [fusion.params["fusion_plan"]]
+        "SELECT replicate, draw, item FROM raw.resample_plans WHERE plan = ?", [fusion.params["bootstrap_plan"]]
     ):
         draws[replicate, draw] = item
     for rule, baseline in (("mixture", "dense"), ("mixture", "rrf"), ("rrf", "dense")):

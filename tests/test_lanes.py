@@ -5,7 +5,6 @@ and Python re-computations as oracles)."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import random
@@ -270,7 +269,7 @@ def test_lanes_must_name_units_and_documents_of_the_corpus(wh, tmp_path):
 def test_the_runs_branch_of_lane_scores_is_portable():
     project = Project.load(params={"lane_source": "runs"})
     assert portability_problems(project.models["lane_scores"], {"lane_source": "runs"}) == []
-    assert project.references["lane_scores"] == {"raw.lane_runs", "raw.lane_units", "raw.documents"}
+    assert project.references["lane_scores"] == {"models.lane_runs", "models.lane_units", "models.documents"}
 
 
 # -- chunks ----------------------------------------------------------------------------------------------
@@ -651,47 +650,16 @@ def test_exported_lanes_load_back_to_the_same_core(wh, tmp_path):
 
 
 # -- the demonstration on BANKING77 (a subset of the training messages) ----------------------------------
-SUBSET_STEP = 8  # every 8th training message: 1,251 documents, so the test encodes ~1,000 texts
 
 
 def tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.lower())
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    import hashlib
-    from types import SimpleNamespace
-
-    from rankhouse.report import write_outputs
-    from rankhouse.study import Protocol, Study
-    from rankhouse.warehouse import Warehouse
-
-    root = tmp_path_factory.mktemp("lanes")
-    with (ROOT / "data" / "banking77" / "train.csv").open(newline="") as handle:
-        train = list(csv.DictReader(handle))[::SUBSET_STEP]
-    subset = root / "train_subset.csv"
-    with subset.open("w", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["text", "category"])
-        writer.writerows((r["text"], r["category"]) for r in train)
-    protocol_text = (ROOT / "studies" / "lanes_banking77.toml").read_text()
-    original = "b06e26ac675513959a63135f11b94ea7786ed02da65db93a5650d8838cbc664b"
-    protocol_text = protocol_text.replace("../data/banking77/train.csv", str(subset)).replace(
-        original, hashlib.sha256(subset.read_bytes()).hexdigest()
-    )
-    protocol_text = protocol_text.replace('"banking77_groups.toml"', json.dumps(str(ROOT / "studies" /
-                                                                               "banking77_groups.toml")))  # fmt: skip
-    protocol_path = root / "lanes_subset.toml"
-    protocol_path.write_text(protocol_text)
-    wh = Warehouse(root / "lanes.duckdb")
-    study = Study(Protocol.load(protocol_path), wh, root / "freezes")
-    evaluation = study.run()
-    written = write_outputs(study, evaluation, root / "out")
-    groups = tomllib.loads((ROOT / "studies" / "banking77_groups.toml").read_text())["group"]
-    yield SimpleNamespace(wh=wh, study=study, root=root, out=root / "out", written=written, train=train, groups=groups,
-                          results=json.loads((root / "out" / "results.json").read_text()))  # fmt: skip
-    wh.close()
+@pytest.fixture
+def demo(lanes_subset_study):
+    """The lanes study on every 8th BANKING77 training message (conftest.lanes_subset_study)."""
+    return lanes_subset_study
 
 
 def test_demo_lanes_are_bm25_top_1000_of_each_unit(demo):

@@ -60,15 +60,46 @@ def load_retrieval_fixture(wh: Warehouse) -> None:
     wh.sql("INSERT INTO raw.vector_models VALUES ('tiny', 'documents', 'synthetic 0.5-vectors', 'fixture', 384)")
 
 
+def study_models(protocol: str, overrides: dict, extra: str = "") -> tuple[Project, dict, list[str]]:
+    """A study protocol's models with its parameters (overridden for a fixture): the project, the
+    parameters, and every model of its prepare and evaluate stages (and `extra`), ancestors included,
+    in order."""
+    from rankhouse.paths import STUDIES_DIR
+    from rankhouse.study import Protocol
+
+    spec = Protocol.load(STUDIES_DIR / protocol)
+    params = {"study": spec.name, **spec.parameters, **overrides}
+    project = Project.load(params=params)
+    stages = " ".join([spec.prepare, spec.evaluate, extra]).split()
+    names = project.select(" ".join("+" + item.lstrip("+") for item in stages))
+    return project, params, names
+
+
+def build_study(wh: Warehouse, protocol: str, overrides: dict, extra: str = "") -> None:
+    """Build a study protocol's models on a loaded fixture (the gate open)."""
+    project, params, names = study_models(protocol, overrides, extra)
+    wh.open_gate()
+    Runner(wh, project, params).run(names)
+
+
+RETRIEVAL = ("banking77.toml", {"corpus": "tiny", "run_depth": 5}, "corpus_qrels_judgments")
+
+
 def build_retrieval(wh: Warehouse) -> None:
+    """The tiny labelled collection, BM25 and dense, and every measure of the BANKING77 protocol."""
     from rankhouse.resample import store_plan
 
     load_retrieval_fixture(wh)
+    load_qrels(wh, FIXTURES / "retrieval" / "qrels.txt")
     store_plan(wh, "top1_bootstrap", units=4, replicates=50, seed=7)
-    wh.open_gate()
-    project = Project.load()
-    params = {"corpus": "tiny", "run_depth": 5}
-    Runner(wh, project, params).run([m for m in project.order if project.models[m].group == "retrieval"])
+    build_study(wh, *RETRIEVAL)
+
+
+FUSION = (
+    "fusion_banking77.toml",
+    {"corpus": "tiny", "candidate_depth": 3, "reserve_depth": 2},
+    "run_document_keys run_query_keys",
+)
 
 
 def build_fusion(wh: Warehouse) -> None:
@@ -78,12 +109,7 @@ def build_fusion(wh: Warehouse) -> None:
     load_retrieval_fixture(wh)
     store_panel(wh, "null_panel", "tiny", size=4, seed=11)
     store_plan(wh, "fusion_bootstrap", units=4, replicates=50, seed=7)
-    wh.open_gate()
-    params = {"corpus": "tiny", "candidate_depth": 3, "reserve_depth": 2}
-    project = Project.load(params=params)
-    fusion = {m for m in project.models if project.models[m].group == "fusion"}
-    wanted = fusion.union(*(project.ancestors(m) for m in fusion))
-    Runner(wh, project, params).run([m for m in project.order if m in wanted])
+    build_study(wh, *FUSION)
 
 
 def signed_vector(spec: str) -> list[float]:
@@ -98,13 +124,14 @@ def build_evidence(wh: Warehouse) -> None:
     """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
     import json
 
-    from rankhouse.evidence import record_program, store_subset_plans
     from rankhouse.loaders import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,
         load_evidence_tasks,
     )
+    from rankhouse.select import record_program
+    from rankhouse.studies.evidence import store_subset_plans
 
     folder = FIXTURES / "evidence"
     for load, name in (
@@ -125,15 +152,10 @@ def build_evidence(wh: Warehouse) -> None:
             )
     record_program(wh)
     store_subset_plans(wh, "evidence_bootstrap", "tiny", replicates=50, seed=7)
-    wh.open_gate()
-    params = {"bundle": "tiny", "example_tasks": ["t1", "t3"]}
-    project = Project.load(params=params)
-    Runner(wh, project, params).run([m for m in project.order if project.models[m].group == "evidence"])
+    build_study(wh, *EVIDENCE)
 
 
-# group -> how to build its models on the fixture
-BUILDERS = {"metrics": build_metrics, "retrieval": build_retrieval, "fusion": build_fusion}
-BUILDERS["evidence"] = build_evidence
+EVIDENCE = ("evidence_demo.toml", {"bundle": "tiny", "example_tasks": ["t1", "t3"]})
 
 
 def build_lanes(wh: Warehouse) -> None:
@@ -147,20 +169,20 @@ def build_lanes(wh: Warehouse) -> None:
     load_narratives(wh, folder / "narratives.toml", "tiny_lanes")
     load_lane_runs(wh, folder / "lanes.run", "fixture")
     load_passage_cache(wh, folder / "passage_cache.tsv", "fixture")
-    params = {"corpus": "tiny_lanes", "lane_source": "runs", "lane_set": "fixture", "lane_depth": 5}
-    project = Project.load(params=params)
-    runner = Runner(wh, project, params)
-    runner.run(project.select("+lane_chunks +bm25_lanes"))
+    project, params, _ = study_models(*LANES)
+    Runner(wh, project, params).run(project.select("+lane_chunks"))
     score_passages(wh, "tiny_lanes", "fixture")
     load_document_classes(wh, folder / "documents.csv", "tiny_lanes")
     load_topic_classes(wh, folder / "narratives.toml", "tiny_lanes")
-    wh.open_gate()
-    lanes = {m for m in project.models if project.models[m].group == "lanes"}
-    wanted = lanes.union(*(project.ancestors(m) for m in lanes))
-    Runner(wh, project, params).run([m for m in project.order if m in wanted])
+    build_study(wh, *LANES)
 
 
-BUILDERS["lanes"] = build_lanes
+# the BM25 lanes too, though the fixture's lanes come from its runs
+LANES = (
+    "lanes_banking77.toml",
+    {"corpus": "tiny_lanes", "lane_source": "runs", "lane_set": "fixture", "lane_depth": 5},
+    "bm25_lanes",
+)
 
 
 def canonical_csv(wh: Warehouse, table: str) -> str:
@@ -174,29 +196,49 @@ def canonical_csv(wh: Warehouse, table: str) -> str:
     return out.getvalue()
 
 
+def metrics_models() -> tuple[Project, dict, list[str]]:
+    params = {"measures": [m.canonical for m in parse_measures(METRICS)]}
+    project = Project.load(params=params)
+    return project, params, project.select("+run_measures")
+
+
+# fixture -> (how to build its warehouse, the models it builds)
+SNAPSHOTS = {
+    "metrics": (build_metrics, metrics_models),
+    "retrieval": (build_retrieval, lambda: study_models(*RETRIEVAL)),
+    "fusion": (build_fusion, lambda: study_models(*FUSION)),
+    "evidence": (build_evidence, lambda: study_models(*EVIDENCE)),
+    "lanes": (build_lanes, lambda: study_models(*LANES)),
+}
+CASES = [(fixture, name) for fixture, (_, models) in SNAPSHOTS.items() for name in models()[2]]
+
+
 @pytest.fixture(scope="module")
 def built():
-    project = Project.load()
     warehouses = {}
-    for group, build in BUILDERS.items():
+    for fixture, (build, _) in SNAPSHOTS.items():
         wh = Warehouse(":memory:")
         build(wh)
-        warehouses[group] = wh
-    yield project, warehouses
+        warehouses[fixture] = wh
+    yield warehouses
     for wh in warehouses.values():
         wh.close()
 
 
-def test_every_model_group_has_a_fixture():
-    assert {m.group for m in Project.load().models.values()} <= set(BUILDERS)
+def test_every_model_has_a_snapshot():
+    assert set(Project.load().models) - {name for _, name in CASES} == set()
 
 
-@pytest.mark.parametrize("name", sorted(Project.load().models))
-def test_model_output_matches_golden_file(built, name, request):
-    project, warehouses = built
-    model = project.models[name]
-    actual = canonical_csv(warehouses[model.group], model.table)
-    golden = GOLDEN / model.group / f"{name}.csv"
+def test_every_golden_file_belongs_to_a_snapshot():
+    stale = {(p.parent.name, p.stem) for p in GOLDEN.rglob("*.csv")} - set(CASES)
+    assert stale == set(), f"golden files of no snapshot (a model renamed or removed?): {sorted(stale)}"
+
+
+@pytest.mark.parametrize(("fixture", "name"), CASES)
+def test_model_output_matches_golden_file(built, fixture, name, request):
+    table = f"models.{name}"
+    actual = canonical_csv(built[fixture], table)
+    golden = GOLDEN / fixture / f"{name}.csv"
     if request.config.getoption("--update-golden"):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(actual)

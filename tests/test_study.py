@@ -96,7 +96,7 @@ def test_the_stages_in_order_and_results_kept_by_freeze(env):
         assert new and frozen.freeze_id == "gated-1" and frozen.path == root / "freezes" / "gated-1.json"
         evaluation = study.evaluate()
         assert evaluation.new_results
-        rows = wh.sql("SELECT freeze_id, run_id, value FROM results.run_measures WHERE measure = 'AP' ORDER BY run_id")
+        rows = wh.sql("SELECT freeze_id, system, value FROM results.run_measures WHERE measure = 'AP' ORDER BY system")
         assert [(r[0], r[1]) for r in rows] == [("gated-1", "results.test"), ("gated-1", "results.trunc")]
         assert rows[0][2] == pytest.approx(0.17852, abs=5e-5)  # trec_eval's map for results.test
         again = study.evaluate()
@@ -114,8 +114,8 @@ def test_freeze_records_every_hash(env):
         "trunc": sha(root / "data" / "results.trunc"),
         "qrels": sha(root / "data" / "qrels.test"),
     }
-    assert set(record["models"]) == {"run_ranking", "measure_requests"}
-    # tables are hashed (run_ranking is a view: frozen by its fingerprint and the tables it reads)
+    assert set(record["models"]) == {"runs", "run_ranking", "measure_requests"}
+    # tables are hashed (runs and run_ranking are views: frozen by their fingerprints and the tables they read)
     assert set(record["tables"]) == {"models.measure_requests", "raw.runs"}
     assert record["tables"]["raw.runs"]["rows"] == 2084
     assert record["rankhouse_version"] and record["canonical_export"]
@@ -174,8 +174,8 @@ def test_a_prepare_stage_cannot_select_evaluate_models(env):
 
 
 def tamper_model(root: Path, protocol: Path) -> str:
-    path = root / "models" / "metrics" / "run_ranking.sql"
-    path.write_text(path.read_text().replace("docno DESC", "docno ASC"))
+    path = root / "models" / "staging" / "run_ranking.sql"
+    path.write_text(path.read_text().replace("{{ trec_order('score', 'docno') }}", "score DESC, docno ASC"))
     return "model run_ranking changed"
 
 
@@ -327,9 +327,9 @@ def test_query_formats_and_the_shell(tmp_path):
     protocol = write_protocol_in_repo_layout(tmp_path)
     db = tmp_path / "w.duckdb"
     assert rankhouse("study", "run", protocol, "--db", db, "--out", tmp_path / "out").returncode == 0
-    sql = "SELECT run_id, value FROM results.run_measures WHERE measure = 'AP' ORDER BY run_id"
+    sql = "SELECT system, value FROM results.run_measures WHERE measure = 'AP' ORDER BY system"
     as_json = json.loads(rankhouse("query", sql, "--db", db, "--format", "json").stdout)
-    assert [r["run_id"] for r in as_json] == ["results.test", "results.trunc"]
+    assert [r["system"] for r in as_json] == ["results.test", "results.trunc"]
     parquet = tmp_path / "ap.parquet"
     assert rankhouse("query", sql, "--db", db, "--format", "parquet", "--output", parquet).returncode == 0
     assert duckdb.sql(f"SELECT count(*) FROM '{parquet}'").fetchall() == [(2,)]

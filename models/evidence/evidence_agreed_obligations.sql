@@ -1,5 +1,5 @@
 -- name: evidence_agreed_obligations
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: bundle, task_id, doc_id, requirement
 -- audits: not_null(bundle, task_id, doc_id, requirement); unique_grain
@@ -8,7 +8,7 @@
 --   judge A and judge B list for that same document (obligationsA intersected with obligationsB).
 --   Agreement is never assembled across documents: the join is on the document.
 SELECT a.bundle, a.task_id, a.doc_id, a.requirement
-FROM gate.evidence_obligations AS a
-JOIN gate.evidence_obligations AS b
+FROM models.evidence_obligations AS a
+JOIN models.evidence_obligations AS b
     ON b.bundle = a.bundle AND b.task_id = a.task_id AND b.doc_id = a.doc_id AND b.requirement = a.requirement
 WHERE a.bundle = {{ bundle | literal }} AND a.judge = 'A' AND b.judge = 'B'

@@ -1,20 +1,20 @@
 -- name: evidence_bm25_scores
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: bundle, task_id, doc_id
 -- audits: not_null(bundle, task_id, doc_id, score); unique_grain; accepted_range(score, 0, )
 -- parameters: bundle = "evidence_demo", k1 = 1.2, b = 0.75
 -- description: BM25 of a task's question against every member of its pool, for the typed comparator
---   (docs/evidence_bundle.md): the project's BM25 (seed 004: lowercase [\pL\pN]+ terms, no stemming,
---   idf = ln(1 + (N - df + 0.5) / (df + 0.5)), k1, b), with N, df and the average length taken over
---   all of the bundle's documents; a repeated question term counts once. Each term's share is
---   rounded to 1e-12 and added as an integer, so equal statistics give exactly equal scores.
+--   (docs/evidence_bundle.md): the project's BM25 (seed 004, the macros of sql/macros/bm25.sql: terms,
+--   bm25_idf, bm25_weight_units) with N, df and the average length taken over all of the bundle's
+--   documents; a repeated question term counts once. Shares in whole 1e-12 units add exactly, so equal
+--   statistics give exactly equal scores.
 WITH documents AS (
-    SELECT doc_id, text FROM raw.evidence_documents WHERE bundle = {{ bundle | literal }}
+    SELECT doc_id, text FROM models.evidence_documents WHERE bundle = {{ bundle | literal }}
 ),
 
 tokens AS (
-    SELECT doc_id, unnest(regexp_extract_all(lower(text), '[\pL\pN]+')) AS term
+    SELECT doc_id, unnest({{ terms('text') }}) AS term
     FROM documents
 ),
 
@@ -37,30 +37,27 @@ collection AS (
 ),
 
 terms AS (
-    SELECT f.term, ln(1 + (c.documents - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    SELECT f.term, {{ bm25_idf('c.documents', 'count(*)') }} AS idf
     FROM frequencies AS f
     CROSS JOIN collection AS c
     GROUP BY f.term, c.documents
 ),
 
 question_terms AS (
-    SELECT DISTINCT task_id, unnest(regexp_extract_all(lower(question), '[\pL\pN]+')) AS term
-    FROM raw.evidence_tasks
+    SELECT DISTINCT task_id, unnest({{ terms('question') }}) AS term
+    FROM models.evidence_tasks
     WHERE bundle = {{ bundle | literal }}
 ),
 
 pool AS (
-    SELECT bundle, task_id, doc_id FROM raw.evidence_pools WHERE bundle = {{ bundle | literal }}
+    SELECT bundle, task_id, doc_id FROM models.evidence_pools WHERE bundle = {{ bundle | literal }}
 ),
 
 shares AS (
     SELECT
         p.task_id,
         p.doc_id,
-        CAST(round(
-            s.idf * f.tf * ({{ k1 }} + 1)
-            / (f.tf + {{ k1 }} * (1 - {{ b }} + {{ b }} * l.length / c.average_length)) * 1e12
-        ) AS BIGINT) AS share
+        {{ bm25_weight_units('s.idf', 'f.tf', 'l.length', 'c.average_length', k1, b) | indent(8) }} AS share
     FROM pool AS p
     JOIN question_terms AS q ON q.task_id = p.task_id
     JOIN frequencies AS f ON f.doc_id = p.doc_id AND f.term = q.term

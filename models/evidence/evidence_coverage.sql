@@ -1,20 +1,18 @@
--- name: evidence_task_metrics
+-- name: evidence_coverage
 -- version: 1
 -- stage: evaluate
 -- grain: bundle, method, task_id
--- audits: not_null(bundle, method, task_id, split, requirements, covered, coverage, assignments, redundancy, ndcg5, objective, gained, lost); unique_grain; accepted_range(coverage, 0, 1); accepted_range(ndcg5, 0, 1); accepted_range(redundancy, 0, 1)
--- parameters: bundle = "evidence_demo", budget = 5
--- description: Seed 000's measures ("metrics") per method (coverage, dense, typed, oracle) and task.
---   ndcg5: pooled nDCG5, gain 2^meanGrade - 1, DCG over the method's ranks 1..5 with discount
---   1 / log2(rank + 1), the ideal over the full judged pool (its five largest gains), 0 when the ideal
---   is 0 (each DCG term rounded to 1e-12 and added as an integer, so that the sums do not depend on
---   the order of addition and a selection as good as the ideal scores exactly 1). covered: requirements with an agreed obligation in at least one selected document;
---   coverage = covered / all of the task's requirements (not only those the pool can attain).
---   gained / lost: covered requirements that dense does not cover / dense covers and the method does
---   not. redundancy = (assignments - covered) / assignments, assignments being the agreed
---   (document, requirement) pairs of the selection, 0 when there are none. pair_cosine: the mean of
---   max(0, d.e) over the selection's unordered pairs (ten for five documents; NULL for fewer than
---   two). objective: F(S) of the whole selection.
+-- audits: not_null(bundle, method, task_id, split, requirements, covered, coverage, assignments, redundancy, objective, gained, lost); unique_grain; accepted_range(coverage, 0, 1); accepted_range(redundancy, 0, 1)
+-- parameters: bundle = "evidence_demo"
+-- description: Seed 000's own measures ("metrics") per method (coverage, dense, typed, oracle) and
+--   task, all but the ranked-list nDCG@5 (which models/metrics/ computes): covered = requirements with
+--   an agreed obligation in at least one selected document; coverage = covered / all of the task's
+--   requirements (not only those the pool can attain). gained / lost: covered requirements that dense
+--   does not cover / dense covers and the method does not. redundancy = (assignments - covered) /
+--   assignments, assignments being the agreed (document, requirement) pairs of the selection, 0 when
+--   there are none. pair_cosine: the mean of max(0, d.e) over the selection's unordered pairs (ten
+--   for five documents; NULL for fewer than two). objective: F(S) of the whole selection
+--   (coverage_objective).
 WITH selections AS (
     SELECT bundle, method, task_id, rank, doc_id FROM models.evidence_selections
     UNION ALL
@@ -23,8 +21,8 @@ WITH selections AS (
 
 tasks AS (
     SELECT t.bundle, t.task_id, t.split, t.row_index, count(*) AS requirements
-    FROM raw.evidence_tasks AS t
-    JOIN raw.evidence_requirements AS r ON r.bundle = t.bundle AND r.task_id = t.task_id
+    FROM models.evidence_tasks AS t
+    JOIN models.evidence_requirements AS r ON r.bundle = t.bundle AND r.task_id = t.task_id
     WHERE t.bundle = {{ bundle | literal }}
     GROUP BY t.bundle, t.task_id, t.split, t.row_index
 ),
@@ -71,26 +69,6 @@ lost AS (
     GROUP BY g.bundle, g.method, g.task_id
 ),
 
-dcg AS (
-    SELECT s.bundle, s.method, s.task_id, sum(CAST(round(l.gain / log2(s.rank + 1) * 1e12) AS BIGINT)) AS dcg
-    FROM selections AS s
-    JOIN models.evidence_pair_labels AS l ON l.bundle = s.bundle AND l.task_id = s.task_id AND l.doc_id = s.doc_id
-    WHERE s.rank <= {{ budget }}
-    GROUP BY s.bundle, s.method, s.task_id
-),
-
-ideal_order AS (
-    SELECT bundle, task_id, gain, row_number() OVER (PARTITION BY bundle, task_id ORDER BY gain DESC, doc_id) AS rank
-    FROM models.evidence_pair_labels
-),
-
-ideal AS (
-    SELECT bundle, task_id, sum(CAST(round(gain / log2(rank + 1) * 1e12) AS BIGINT)) AS dcg
-    FROM ideal_order
-    WHERE rank <= {{ budget }}
-    GROUP BY bundle, task_id
-),
-
 pairs AS (
     SELECT a.bundle, a.method, a.task_id, avg(p.positive) AS pair_cosine
     FROM selections AS a
@@ -100,27 +78,12 @@ pairs AS (
     GROUP BY a.bundle, a.method, a.task_id
 ),
 
-penalties AS (
-    SELECT a.bundle, a.method, a.task_id, sum(p.penalty) AS penalty
-    FROM selections AS a
-    JOIN selections AS b ON b.bundle = a.bundle AND b.method = a.method AND b.task_id = a.task_id AND b.doc_id > a.doc_id
-    JOIN models.evidence_pair_penalties AS p
-        ON p.bundle = a.bundle AND p.task_id = a.task_id AND p.doc_a = a.doc_id AND p.doc_b = b.doc_id
-    GROUP BY a.bundle, a.method, a.task_id
-),
-
-best_gains AS (
-    SELECT s.bundle, s.method, s.task_id, g.facet, max(g.gain) AS best, max(g.facets) AS facets
-    FROM selections AS s
-    JOIN models.evidence_facet_gains AS g ON g.bundle = s.bundle AND g.task_id = s.task_id AND g.doc_id = s.doc_id
-    GROUP BY s.bundle, s.method, s.task_id, g.facet
+whole_selections AS (
+    SELECT bundle, method, task_id, 0 AS k, doc_id FROM selections
 ),
 
 objectives AS (
-    SELECT b.bundle, b.method, b.task_id, (sum(b.best) - coalesce(max(p.penalty), 0.0)) / max(b.facets) AS objective
-    FROM best_gains AS b
-    LEFT JOIN penalties AS p ON p.bundle = b.bundle AND p.method = b.method AND p.task_id = b.task_id
-    GROUP BY b.bundle, b.method, b.task_id
+    {{ coverage_objective('whole_selections', 'models.evidence_facet_gains', 'models.evidence_pair_penalties') | indent(4) }}
 )
 
 SELECT
@@ -135,15 +98,12 @@ SELECT
     coalesce(c.assignments, 0) AS assignments,
     CASE WHEN coalesce(c.assignments, 0) = 0 THEN 0.0 ELSE (c.assignments - c.covered) / c.assignments END
         AS redundancy,
-    CASE WHEN coalesce(i.dcg, 0) = 0 THEN 0.0 ELSE coalesce(d.dcg, 0) / i.dcg END AS ndcg5,
     p.pair_cosine,
     o.objective,
     coalesce(x.gained, 0) AS gained,
     coalesce(y.lost, 0) AS lost
 FROM grid AS g
 LEFT JOIN coverage AS c ON c.bundle = g.bundle AND c.method = g.method AND c.task_id = g.task_id
-LEFT JOIN dcg AS d ON d.bundle = g.bundle AND d.method = g.method AND d.task_id = g.task_id
-LEFT JOIN ideal AS i ON i.bundle = g.bundle AND i.task_id = g.task_id
 LEFT JOIN pairs AS p ON p.bundle = g.bundle AND p.method = g.method AND p.task_id = g.task_id
 LEFT JOIN objectives AS o ON o.bundle = g.bundle AND o.method = g.method AND o.task_id = g.task_id
 LEFT JOIN gained AS x ON x.bundle = g.bundle AND x.method = g.method AND x.task_id = g.task_id

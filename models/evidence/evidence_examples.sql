@@ -23,7 +23,7 @@ obligations AS (
             AS obligations_a,
         string_agg(CASE WHEN judge = 'B' THEN CAST(requirement AS VARCHAR) END, ',' ORDER BY requirement)
             AS obligations_b
-    FROM gate.evidence_obligations
+    FROM models.evidence_obligations
     WHERE bundle = {{ bundle | literal }} AND task_id IN {{ example_tasks | literal }}
     GROUP BY task_id, doc_id
 ),
@@ -50,7 +50,7 @@ SELECT
     coalesce(a.agreed, '') AS agreed,
     f.gain AS step_gain
 FROM selections AS s
-JOIN raw.evidence_documents AS d ON d.bundle = s.bundle AND d.doc_id = s.doc_id
+JOIN models.evidence_documents AS d ON d.bundle = s.bundle AND d.doc_id = s.doc_id
 JOIN models.evidence_pair_labels AS l ON l.bundle = s.bundle AND l.task_id = s.task_id AND l.doc_id = s.doc_id
 LEFT JOIN obligations AS o ON o.task_id = s.task_id AND o.doc_id = s.doc_id
 LEFT JOIN agreed AS a ON a.task_id = s.task_id AND a.doc_id = s.doc_id

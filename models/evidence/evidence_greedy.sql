@@ -4,16 +4,17 @@
 -- grain: bundle, task_id, rank
 -- audits: not_null(bundle, task_id, rank, doc_id); unique_grain; accepted_range(rank, 1, ); at_least_one_row
 -- parameters: bundle = "evidence_demo", budget = 5
--- dialect: duckdb: calls the Python greedy-selection UDF
+-- functions: evidence_greedy
+-- dialect: duckdb: calls the Python greedy-selection function
 -- description: Seed 000's greedy selection ("selection"): per task, the UDF evidence_greedy
---   (rankhouse/evidence.py) gets the pool's doc_ids in ascending order, the normalised gains g(f, d)
+--   (rankhouse/select.py, registered from rankhouse/functions.py) gets the pool's doc_ids in ascending order, the normalised gains g(f, d)
 --   (one list per facet, in doc_id order), the pair penalties p(d, e) (a doc x doc matrix in doc_id
 --   order, 0 on the diagonal) and the budget, and returns `budget` doc_ids: each step adds the
 --   unselected member with the largest F(S + d) - F(S), exact ties to the smaller doc_id. The
---   selection order is the rank. The UDF checks the program hash recorded in raw.evidence_programs.
+--   selection order is the rank. The UDF checks the program hash recorded in models.evidence_programs.
 WITH members AS (
     SELECT bundle, task_id, doc_id
-    FROM raw.evidence_pools
+    FROM models.evidence_pools
     WHERE bundle = {{ bundle | literal }}
 ),
 
@@ -51,7 +52,7 @@ penalty_matrices AS (
 ),
 
 program AS (
-    SELECT max(sha256) AS sha256 FROM raw.evidence_programs WHERE program = 'evidence_greedy'
+    SELECT max(sha256) AS sha256 FROM models.evidence_programs WHERE program = 'evidence_greedy'
 ),
 
 selections AS (

@@ -1,5 +1,5 @@
 -- name: evidence_oracle
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: bundle, task_id, rank
 -- audits: not_null(bundle, task_id, rank, doc_id, covered, dcg, subsets, tied, mask_overflow); unique_grain; accepted_range(rank, 1, ); accepted_range(mask_overflow, 0, 0); at_least_one_row
@@ -61,7 +61,7 @@ slots AS (
 
 subsets AS (
     -- slot_1 < slot_2 < ...: each subset once; a member's DCG position is 1 + the members before it
-    -- in grade order, so its discount is log2(2 + that count)
+    -- in grade order (dcg_term, the DCG discount of models/metrics/measure_ndcg.sql)
     SELECT
         s1.bundle,
         s1.task_id,
@@ -70,8 +70,8 @@ subsets AS (
         {%- endfor %}
         bit_count({% for i in range(1, budget + 1) %}s{{ i }}.mask{{ " | " if not loop.last }}{% endfor %}) AS covered,
         {%- for i in range(1, budget + 1) %}
-        CAST(round(s{{ i }}.gain / log2(2
-            {%- for j in range(1, budget + 1) if j != i %} + CASE WHEN s{{ j }}.grade_rank < s{{ i }}.grade_rank THEN 1 ELSE 0 END{% endfor %}) * 1e12) AS BIGINT)
+        {%- set position %}1{% for j in range(1, budget + 1) if j != i %} + CASE WHEN s{{ j }}.grade_rank < s{{ i }}.grade_rank THEN 1 ELSE 0 END{% endfor %}{% endset %}
+        CAST(round({{ dcg_term('s' ~ i ~ '.gain', position) }} * 1e12) AS BIGINT)
         {%- if not loop.last %} +{% endif %}
         {%- endfor %} AS dcg_units
     FROM slots AS s1

@@ -10,8 +10,8 @@
 --   objective and the pair-cosine measure both come from it.
 WITH members AS (
     SELECT p.bundle, p.task_id, p.doc_id, v.vector
-    FROM raw.evidence_pools AS p
-    JOIN raw.evidence_vectors AS v ON v.bundle = p.bundle AND v.doc_id = p.doc_id
+    FROM models.evidence_pools AS p
+    JOIN models.evidence_vectors AS v ON v.bundle = p.bundle AND v.doc_id = p.doc_id
     WHERE p.bundle = {{ bundle | literal }}
 )
 

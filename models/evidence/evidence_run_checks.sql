@@ -14,8 +14,8 @@
 --   problem; any problem stops the study.
 WITH tasks AS (
     SELECT t.bundle, t.task_id, count(*) AS pool_size
-    FROM raw.evidence_tasks AS t
-    JOIN raw.evidence_pools AS p ON p.bundle = t.bundle AND p.task_id = t.task_id
+    FROM models.evidence_tasks AS t
+    JOIN models.evidence_pools AS p ON p.bundle = t.bundle AND p.task_id = t.task_id
     WHERE t.bundle = {{ bundle | literal }}
     GROUP BY t.bundle, t.task_id
 ),
@@ -44,7 +44,7 @@ runs AS (
         count(*) AS listed,
         count(*) FILTER (WHERE r.rank <= {{ budget }} AND p.doc_id IS NULL) AS outside_pool
     FROM models.evidence_runs AS r
-    LEFT JOIN raw.evidence_pools AS p ON p.bundle = r.bundle AND p.task_id = r.task_id AND p.doc_id = r.doc_id
+    LEFT JOIN models.evidence_pools AS p ON p.bundle = r.bundle AND p.task_id = r.task_id AND p.doc_id = r.doc_id
     GROUP BY r.bundle, r.method, r.task_id
 ),
 

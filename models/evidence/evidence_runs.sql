@@ -6,7 +6,7 @@
 -- parameters: bundle = "evidence_demo", dense_run = "", typed_run = ""
 -- description: The comparator runs `dense` and `typed` (seed 000, "baseline"), label-free and frozen.
 --   Computed: every pool member by score descending, exact ties by doc_id ascending. Supplied: when
---   the protocol names a loaded TREC run (dense_run, typed_run: run ids in raw.runs, qid = task_id),
+--   the protocol names a loaded TREC run (dense_run, typed_run: run ids in models.runs, qid = task_id),
 --   that run's rows for the bundle's tasks in the order written (rank, then score descending, then
 --   docno ascending); evidence_run_checks verifies a supplied dense run against the computed dense
 --   selection and that every supplied top five lies within the pool.
@@ -28,8 +28,8 @@ supplied AS (
         r.docno AS doc_id,
         r.score,
         r.rank AS written_rank
-    FROM raw.runs AS r
-    JOIN raw.evidence_tasks AS t ON t.task_id = r.qid
+    FROM models.runs AS r
+    JOIN models.evidence_tasks AS t ON t.task_id = r.qid
     WHERE t.bundle = {{ bundle | literal }} AND r.run_id IN ({{ dense_run | literal }}, {{ typed_run | literal }})
         AND r.run_id <> ''
 )

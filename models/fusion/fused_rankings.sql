@@ -1,20 +1,21 @@
 -- name: fused_rankings
--- version: 2
+-- version: 3
 -- stage: prepare
 -- grain: rule, corpus, query_row, rank
 -- audits: not_null(rule, corpus, query_row, doc_row, score, rank); unique_grain; accepted_range(rank, 1, ); at_least_one_row
--- description: Every fusion rule's ranking of the candidate union, and the two arms alone (bm25,
---   dense), in the total order of seed 003, section 8: score descending, then the dense score
+-- parameters: fusion_rules = ["rrf", "rsf", "mixture", "fisher", "stouffer"]
+-- description: Every fusion rule's ranking of the candidate union (the rules `fusion_rules` names, each
+--   the model fusion_<rule>: the one list of rules), and the two arms alone (bm25, dense), in the total
+--   order of seed 003, section 8: score descending, then the dense score
 --   descending, then the document's row index. Fusing run files, the run named dense plays the dense
 --   arm, and a row it did not score comes after those it did. The p-value rules (mixture, fisher,
 --   stouffer) rank complete candidates only: an incomplete one has no score (candidate_completeness).
 WITH scores AS (
-    SELECT 'mixture' AS rule, corpus, query_row, doc_row, score FROM models.fusion_mixture
-    UNION ALL SELECT 'fisher', corpus, query_row, doc_row, score FROM models.fusion_fisher
-    UNION ALL SELECT 'stouffer', corpus, query_row, doc_row, score FROM models.fusion_stouffer
-    UNION ALL SELECT 'rrf', corpus, query_row, doc_row, score FROM models.fusion_rrf
-    UNION ALL SELECT 'rsf', corpus, query_row, doc_row, score FROM models.fusion_rsf
-    UNION ALL SELECT arm, corpus, query_row, doc_row, score FROM models.fusion_candidates
+    {%- for rule in fusion_rules %}
+    SELECT {{ rule | literal }} AS rule, corpus, query_row, doc_row, score FROM models.fusion_{{ rule | identifier }}
+    UNION ALL
+    {%- endfor %}
+    SELECT arm, corpus, query_row, doc_row, score FROM models.fusion_candidates
 ),
 
 dense AS (

@@ -1,5 +1,5 @@
 -- name: fusion_reversals
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: rule, corpus, query_row
 -- audits: not_null(rule, corpus, query_row, dense_correct_reversed, dense_wrong_corrected); unique_grain
@@ -7,12 +7,12 @@
 --   over (relevant, irrelevant) pairs of candidates: pairs the dense arm orders correctly that the rule
 --   reverses, and pairs the dense arm gets wrong that the rule puts right.
 WITH ranked AS (
-    SELECT r.rule, r.corpus, r.query_row, r.doc_row, r.rank, d.rank AS dense_rank, j.gain IS NOT NULL AS relevant
+    SELECT r.rule, r.corpus, r.query_row, r.doc_row, r.rank, d.rank AS dense_rank, j.grade IS NOT NULL AS relevant
     FROM models.fused_rankings AS r
     JOIN models.fused_rankings AS d
         ON d.rule = 'dense' AND d.corpus = r.corpus AND d.query_row = r.query_row AND d.doc_row = r.doc_row
-    LEFT JOIN models.fusion_judgments AS j
-        ON j.corpus = r.corpus AND j.query_row = r.query_row AND j.doc_row = r.doc_row
+    LEFT JOIN models.judgments AS j
+        ON j.query_key = r.query_row AND j.doc_key = r.doc_row AND j.grade > 0
     WHERE r.rule <> 'dense'
 )
 

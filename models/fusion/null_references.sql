@@ -1,24 +1,24 @@
 -- name: null_references
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , ); at_least_one_row
 -- parameters: corpus = "banking77", reference_panel = "null_panel", arm_runs = []
 -- description: Each arm's frozen null reference (seed 003, section 6, cold start): every query scored
---   against a fixed panel of documents drawn at random with a recorded seed (raw.null_panels), before
+--   against a fixed panel of documents drawn at random with a recorded seed (models.null_panels), before
 --   and independently of retrieval, so never from the returned candidates. Lexical non-matches stay
 --   in (a BM25 score of 0 is an observation). When fusion reads run files (arm_runs), each arm's
 --   reference is the run file <run_id>.null: that arm's scores of its own panel for every query.
 {% if arm_runs %}
 SELECT left(r.run_id, length(r.run_id) - 5) AS arm, {{ corpus | literal }} AS corpus, q.query_row, d.doc_row, r.score
-FROM raw.runs AS r
+FROM models.runs AS r
 JOIN models.run_query_keys AS q ON q.qid = r.qid
 JOIN models.run_document_keys AS d ON d.docno = r.docno
 WHERE r.run_id LIKE '%.null' AND left(r.run_id, length(r.run_id) - 5) IN {{ arm_runs | literal }}
 {% else %}
 WITH panel AS (
     SELECT doc_row
-    FROM raw.null_panels
+    FROM models.null_panels
     WHERE panel = {{ reference_panel | literal }} AND corpus = {{ corpus | literal }}
 )
 

@@ -1,5 +1,5 @@
 -- name: reference_fingerprints
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: arm, corpus
 -- audits: not_null(arm, corpus, scorer, tokenizer, panel, panel_seed, panel_size, reference_size, fingerprint); unique_grain; at_least_one_row
@@ -10,14 +10,14 @@
 --   SHA-256 are in the freeze that holds this table.
 WITH panel AS (
     SELECT panel, corpus, min(seed) AS panel_seed, count(*) AS panel_size
-    FROM raw.null_panels
+    FROM models.null_panels
     WHERE panel = {{ reference_panel | literal }} AND corpus = {{ corpus | literal }}
     GROUP BY panel, corpus
 ),
 
 encoder AS (
     SELECT model_name, fingerprint AS encoder_fingerprint, dimension
-    FROM raw.vector_models
+    FROM models.vector_models
     WHERE corpus = {{ corpus | literal }} AND kind = 'documents'
 ),
 
@@ -50,7 +50,7 @@ cards AS (
         s.scorer,
         s.dimension,
         s.tokenizer,
-        (SELECT count(*) FROM raw.documents WHERE corpus = {{ corpus | literal }}) AS corpus_documents,
+        (SELECT count(*) FROM models.documents WHERE corpus = {{ corpus | literal }}) AS corpus_documents,
         p.panel,
         p.panel_seed,
         p.panel_size,

@@ -1,5 +1,5 @@
 -- name: run_document_keys
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: docno
 -- audits: not_null(docno, doc_row); unique_grain
@@ -8,7 +8,7 @@
 --   for each document id (ids in byte order), over the arm runs and their null runs (<run_id>.null).
 WITH document_ids AS (
     SELECT DISTINCT docno
-    FROM raw.runs
+    FROM models.runs
     WHERE run_id IN {{ arm_runs | literal }}
        OR (run_id LIKE '%.null' AND left(run_id, length(run_id) - 5) IN {{ arm_runs | literal }})
 )

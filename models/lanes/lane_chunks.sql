@@ -1,5 +1,5 @@
 -- name: lane_chunks
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, doc_id, chunk
 -- audits: not_null(corpus, doc_row, doc_id, chunk, start, length, text, chunks); unique_grain; accepted_range(length, 0, )
@@ -13,7 +13,7 @@
 WITH documents AS (
     SELECT DISTINCT c.corpus, c.doc_row, c.doc_id, d.text, length(d.text) AS characters
     FROM models.lane_candidates AS c
-    JOIN raw.documents AS d ON d.corpus = c.corpus AND d.row_index = c.doc_row
+    JOIN models.documents AS d ON d.corpus = c.corpus AND d.doc_row = c.doc_row
     WHERE c.corpus = {{ corpus | literal }}
 ),
 

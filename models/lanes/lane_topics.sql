@@ -1,5 +1,5 @@
 -- name: lane_topics
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, topic
 -- audits: not_null(corpus, topic, topic_row, subnarratives, lanes, lane_documents, admitted, k, fallback); unique_grain; accepted_range(k, 0, )
@@ -9,7 +9,7 @@
 --   narrative-argmax fallback was used.
 WITH topics AS (
     SELECT corpus, topic, min(topic_row) AS topic_row, count(*) - 1 AS subnarratives
-    FROM raw.lane_units
+    FROM models.lane_units
     WHERE corpus = {{ corpus | literal }}
     GROUP BY corpus, topic
 ),

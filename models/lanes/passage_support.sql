@@ -1,11 +1,11 @@
 -- name: passage_support
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, topic, unit, doc_id, chunk
 -- audits: not_null(corpus, topic, unit, doc_id, chunk, score, median, mad, threshold, strong, position); unique_grain; accepted_range(kept, 1, 3)
 -- parameters: corpus = "banking77", mad_multiplier = 2.5, mad_scale = 1.4826
 -- description: Supporting passages for the evidence-breadth ordering (seed 002, run 2), per topic,
---   subnarrative unit, candidate and chunk. strong: the same robust raw-score rule as admission, over all
+--   subnarrative unit, candidate and chunk. strong: the same robust raw-score rule as admission (robust_thresholds), over all
 --   the topic's candidate passages for that subnarrative (score >= m + 2.5 * 1.4826 * MAD when MAD > 0,
 --   score > m when MAD = 0). Overlap suppression within each document and subnarrative: greedily take
 --   the best passage (score descending, then chunk index), then the best that overlaps no taken one, at
@@ -13,23 +13,14 @@
 --   ranges [start, start + length) intersect; the three picks are written out, so three is fixed.
 WITH passages AS (
     SELECT p.corpus, p.topic, p.unit, p.doc_id, p.chunk, p.score, ch.start, ch.length
-    FROM raw.passage_scores AS p
+    FROM models.passage_scores AS p
     JOIN models.lane_candidates AS c ON c.corpus = p.corpus AND c.topic = p.topic AND c.doc_id = p.doc_id
     JOIN models.lane_chunks AS ch ON ch.corpus = p.corpus AND ch.doc_id = p.doc_id AND ch.chunk = p.chunk
     WHERE p.corpus = {{ corpus | literal }} AND p.unit <> 'narrative'
 ),
 
-medians AS (
-    SELECT corpus, topic, unit, quantile_cont(score, 0.5) AS median
-    FROM passages
-    GROUP BY corpus, topic, unit
-),
-
-deviations AS (
-    SELECT m.corpus, m.topic, m.unit, m.median, quantile_cont(abs(p.score - m.median), 0.5) AS mad
-    FROM passages AS p
-    JOIN medians AS m ON m.corpus = p.corpus AND m.topic = p.topic AND m.unit = p.unit
-    GROUP BY m.corpus, m.topic, m.unit, m.median
+thresholds AS (
+    {{ robust_thresholds('passages', ['corpus', 'topic', 'unit'], 'score', mad_multiplier, mad_scale) | indent(4) }}
 ),
 
 judged AS (
@@ -37,13 +28,10 @@ judged AS (
         p.*,
         d.median,
         d.mad,
-        CASE
-            WHEN d.mad > 0 THEN d.median + CAST({{ mad_multiplier }} AS DOUBLE) * CAST({{ mad_scale }} AS DOUBLE) * d.mad
-            ELSE d.median
-        END AS threshold,
+        d.threshold,
         row_number() OVER (PARTITION BY p.corpus, p.topic, p.unit, p.doc_id ORDER BY p.score DESC, p.chunk) AS position
     FROM passages AS p
-    JOIN deviations AS d ON d.corpus = p.corpus AND d.topic = p.topic AND d.unit = p.unit
+    JOIN thresholds AS d ON d.corpus = p.corpus AND d.topic = p.topic AND d.unit = p.unit
 ),
 
 first_pick AS (
@@ -107,7 +95,7 @@ SELECT
     j.median,
     j.mad,
     j.threshold,
-    CASE WHEN j.mad > 0 THEN j.score >= j.threshold ELSE j.score > j.median END AS strong,
+    {{ robust_admits('j.score', 'j') }} AS strong,
     j.position,
     k.kept
 FROM judged AS j

@@ -1,5 +1,5 @@
 -- name: unit_scores
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, topic, unit, doc_id
 -- audits: not_null(corpus, topic, unit, unit_row, doc_row, doc_id, chunks, score, percentile); unique_grain; accepted_range(unscored_chunks, 0, 0); accepted_range(percentile, 0, 1)
@@ -12,7 +12,7 @@
 --   on unscored_chunks requires every chunk of every candidate to be scored against every unit.
 WITH best_passages AS (
     SELECT corpus, topic, unit, doc_id, max(score) AS score, count(*) AS passages
-    FROM raw.passage_scores
+    FROM models.passage_scores
     WHERE corpus = {{ corpus | literal }}
     GROUP BY corpus, topic, unit, doc_id
 ),
@@ -25,7 +25,7 @@ chunked AS (
 expected AS (
     SELECT c.corpus, c.topic, u.unit, u.unit_row, c.doc_row, c.doc_id, k.chunks
     FROM models.lane_candidates AS c
-    JOIN raw.lane_units AS u ON u.corpus = c.corpus AND u.topic = c.topic
+    JOIN models.lane_units AS u ON u.corpus = c.corpus AND u.topic = c.topic
     JOIN chunked AS k ON k.corpus = c.corpus AND k.doc_id = c.doc_id
 )
 

@@ -1,35 +1,46 @@
 -- name: evaluated_queries
--- version: 1
+-- version: 2
 -- stage: evaluate
--- grain: run_id, qid
--- audits: not_null(run_id, qid, num_rel, num_judged_nonrel); unique_grain
--- parameters: relevance_level = 1, complete = true
--- description: The queries each run is scored on, with their judgment counts. Complete (trec_eval
---   -c, the default): every query in the qrels, a query the run did not answer scoring 0.
---   Otherwise only the qrels queries the run retrieved documents for. num_rel counts grades >=
---   relevance_level; num_judged_nonrel counts grades from 0 to below it (negative = not judged).
+-- grain: study, system, query
+-- audits: not_null(study, system, query, query_order, num_rel, num_judged_nonrel); unique_grain
+-- parameters: relevance_level = 1, complete = true, rankings = ["run_ranking"]
+-- description: The queries each system is scored on, with their judgment counts. Complete (trec_eval
+--   -c, the default): every query in the judgments, a query the system did not answer scoring 0.
+--   Otherwise only the judged queries the system ranked documents for. num_rel counts grades >=
+--   relevance_level; num_judged_nonrel counts grades from 0 to below it (negative = not judged). The
+--   systems are those that rank a judged document, and every loaded TREC run when the rankings
+--   include run_ranking (trec_eval scores a run without any judged document 0).
 WITH topics AS (
     SELECT
-        qid,
-        count_if(rel >= {{ relevance_level }}) AS num_rel,
-        count_if(rel >= 0 AND rel < {{ relevance_level }}) AS num_judged_nonrel
-    FROM gate.qrels
-    GROUP BY qid
+        study,
+        query_key,
+        query_id,
+        query_order,
+        count_if(grade >= {{ relevance_level }}) AS num_rel,
+        count_if(grade >= 0 AND grade < {{ relevance_level }}) AS num_judged_nonrel
+    FROM models.judgments
+    GROUP BY study, query_key, query_id, query_order
 ),
 
-runs AS (
-    SELECT DISTINCT run_id FROM raw.runs
-),
+systems AS (
+    SELECT DISTINCT system FROM models.judged_ranking
+    {%- if "run_ranking" in rankings %}
+    UNION
+    SELECT DISTINCT run_id FROM models.runs
+    {%- endif %}
+)
+{%- if not complete %},
 
 answered AS (
-    SELECT DISTINCT run_id, qid FROM models.run_ranking
+    SELECT DISTINCT system, query_key FROM models.rankings
 )
+{%- endif %}
 
-SELECT runs.run_id, topics.qid, topics.num_rel, topics.num_judged_nonrel
-FROM runs
-CROSS JOIN topics
+SELECT t.study, s.system, t.query_id AS query, t.query_order, t.num_rel, t.num_judged_nonrel
+FROM systems AS s
+CROSS JOIN topics AS t
 {% if not complete -%}
 WHERE EXISTS (
-    SELECT 1 FROM answered WHERE answered.run_id = runs.run_id AND answered.qid = topics.qid
+    SELECT 1 FROM answered AS a WHERE a.system = s.system AND a.query_key = t.query_key
 )
 {%- endif %}

@@ -1,31 +1,32 @@
 -- name: measure_ap
--- version: 1
+-- version: 2
 -- stage: evaluate
--- grain: run_id, qid, measure
--- audits: not_null(run_id, qid, measure, value); unique_grain; accepted_range(value, 0, 1)
+-- grain: study, system, query, measure
+-- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
 -- description: AP (trec_eval map): the mean, over all relevant documents of the query, of the
 --   precision at the rank of each one retrieved (unretrieved ones add 0). AP@k (map_cut.k) counts
 --   the first k documents only. GMAP has AP as its per-query value and is averaged geometrically.
 WITH relevant_ranks AS (
     SELECT
-        run_id,
-        qid,
+        system,
+        query,
         rank,
-        row_number() OVER (PARTITION BY run_id, qid ORDER BY rank) AS relevant_so_far
+        row_number() OVER (PARTITION BY system, query ORDER BY rank) AS relevant_so_far
     FROM models.judged_ranking
     WHERE relevant
 )
 
 SELECT
-    e.run_id,
-    e.qid,
+    e.study,
+    e.system,
+    e.query,
     m.measure,
     CASE
-        WHEN e.num_rel > 0 THEN coalesce(sum(r.relevant_so_far / r.rank), 0) / e.num_rel
+        WHEN e.num_rel > 0 THEN coalesce({{ exact_sum('r.relevant_so_far / r.rank') }}, 0) / e.num_rel
         ELSE 0
     END AS value
 FROM models.evaluated_queries AS e
 JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP')
 LEFT JOIN relevant_ranks AS r
-    ON r.run_id = e.run_id AND r.qid = e.qid AND (m.cutoff IS NULL OR r.rank <= m.cutoff)
-GROUP BY e.run_id, e.qid, e.num_rel, m.measure
+    ON r.system = e.system AND r.query = e.query AND (m.cutoff IS NULL OR r.rank <= m.cutoff)
+GROUP BY e.study, e.system, e.query, e.num_rel, m.measure

@@ -1,22 +1,14 @@
 -- name: measure_requests
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: measure
--- audits: not_null(measure, family); unique_grain; at_least_one_row
+-- audits: not_null(measure, canonical, family, aggregate); unique_grain; at_least_one_row
 -- parameters: measures = ["AP", "nDCG", "nDCG@10", "P@10", "R@100", "RR", "Rprec", "Bpref", "Success@10", "NumRet", "NumRel", "NumRelRet", "NumQ"]
--- description: The measures to compute, in canonical `Family@cutoff` form, split into family and
---   cutoff. Measure models compute only the rows requested here.
-WITH requested AS (
-    SELECT *
-    FROM (VALUES
-        {%- for measure in measures %}
-        ({{ loop.index }}, {{ measure | literal }}){{ "," if not loop.last }}
-        {%- endfor %}
-    ) AS requested (position, measure)
-)
-SELECT
-    position,
-    measure,
-    split_part(measure, '@', 1) AS family,
-    TRY_CAST(NULLIF(split_part(measure, '@', 2), '') AS DOUBLE) AS cutoff
-FROM requested
+-- description: The measures to compute, each as requested (measure: its label, e.g. Top-1) and as the
+--   registry knows it (rankhouse/measures.py: canonical `Family@cutoff`, e.g. P@1, split into family
+--   and cutoff, and how its per-query values aggregate: mean, sum or geometric). Measure models
+--   compute only the rows requested here; an unknown name stops the build with the known ones.
+SELECT position, measure, canonical, family, cutoff, aggregate
+FROM (VALUES
+        {{ measures | measure_values }}
+) AS requested (position, measure, canonical, family, cutoff, aggregate)

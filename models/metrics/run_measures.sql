@@ -1,33 +1,25 @@
 -- name: run_measures
--- version: 1
+-- version: 2
 -- stage: evaluate
--- grain: run_id, measure
--- audits: not_null(run_id, measure, value, num_q); unique_grain; at_least_one_row
--- description: Every requested measure of every run over its evaluated queries (trec_eval's `all`
---   rows): the mean, except NumRet/NumRel/NumRelRet (sums), GMAP (geometric mean of AP, each
---   floored at 1e-5 as trec_eval does) and NumQ (the number of evaluated queries).
-WITH aggregated AS (
-    SELECT
-        q.run_id,
-        q.measure,
-        CASE
-            WHEN m.family IN ('NumRet', 'NumRel', 'NumRelRet') THEN sum(q.value)
-            WHEN m.family = 'GMAP' THEN exp(avg(ln(greatest(q.value, 1e-5))))
-            ELSE avg(q.value)
-        END AS value,
-        count(*) AS num_q
-    FROM models.query_measures AS q
-    JOIN models.measure_requests AS m ON m.measure = q.measure
-    GROUP BY q.run_id, q.measure, m.family
-),
-
-query_counts AS (
-    SELECT e.run_id, m.measure, CAST(count(*) AS DOUBLE) AS value, count(*) AS num_q
-    FROM models.evaluated_queries AS e
-    JOIN models.measure_requests AS m ON m.family = 'NumQ'
-    GROUP BY e.run_id, m.measure
-)
-
-SELECT * FROM aggregated
-UNION ALL
-SELECT * FROM query_counts
+-- grain: study, system, subset, measure
+-- audits: not_null(study, system, subset, measure, queries); unique_grain; at_least_one_row
+-- description: Every requested measure of every system over each set of its evaluated queries
+--   (query_subsets; `all` is trec_eval's `all` row): the mean of the per-query values, or their sum
+--   (NumRet, NumRel, NumRelRet, NumQ) or, for GMAP, their geometric mean with each value floored at
+--   1e-5 as trec_eval does, as the measure's aggregate says; means are exact (the mean macro), so they do
+--   not depend on the order of addition. queries counts the queries, including
+--   any whose value is undefined (NULL, left out of the mean).
+SELECT
+    q.study,
+    q.system,
+    s.subset,
+    q.measure,
+    CASE q.aggregate
+        WHEN 'sum' THEN sum(q.value)
+        WHEN 'geometric' THEN exp({{ mean('ln(greatest(q.value, 1e-5))') }})
+        ELSE {{ mean('q.value') }}
+    END AS value,
+    count(*) AS queries
+FROM models.query_measures AS q
+JOIN models.query_subsets AS s ON s.study = q.study AND s.query = q.query
+GROUP BY q.study, q.system, s.subset, q.measure, q.aggregate

@@ -1,5 +1,5 @@
 -- name: bm25_collection
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus
 -- audits: not_null(corpus, documents, average_length); unique_grain; accepted_range(documents, 1, )
@@ -11,6 +11,6 @@ WITH lengths AS (
 )
 
 SELECT d.corpus, count(*) AS documents, sum(coalesce(l.length, 0)) / count(*) AS average_length
-FROM raw.documents AS d
-LEFT JOIN lengths AS l ON l.corpus = d.corpus AND l.doc_row = d.row_index
+FROM models.documents AS d
+LEFT JOIN lengths AS l ON l.corpus = d.corpus AND l.doc_row = d.doc_row
 GROUP BY d.corpus

@@ -1,5 +1,5 @@
 -- name: bm25_scores
--- version: 2
+-- version: 3
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
 -- audits:
@@ -21,10 +21,10 @@ WITH term_matches AS (
 every_pair AS (
     SELECT
         CAST(q.query_row AS INTEGER) AS query_row,
-        CAST(d.row_index AS INTEGER) AS doc_row,
+        CAST(d.doc_row AS INTEGER) AS doc_row,
         CAST(0 AS BIGINT) AS weight_units
     FROM models.bm25_query_ceilings AS q
-    CROSS JOIN raw.documents AS d
+    CROSS JOIN models.documents AS d
     WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
 )
 

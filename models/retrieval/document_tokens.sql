@@ -1,14 +1,14 @@
 -- name: document_tokens
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, doc_row, term
 -- audits: not_null(corpus, doc_row, term, tf, length); unique_grain; accepted_range(tf, 1, )
 -- description: Every document's terms with their frequency, and the document's length in terms;
 --   documents by their row index (doc_row). Terms are lowercase Unicode letter/number runs: no
---   stemming, no stop words (seed 004, BM25).
+--   stemming, no stop words (seed 004, BM25; the terms macro).
 WITH tokens AS (
-    SELECT corpus, row_index AS doc_row, unnest(regexp_extract_all(lower(text), '[\pL\pN]+')) AS term
-    FROM raw.documents
+    SELECT corpus, doc_row, unnest({{ terms('text') }}) AS term
+    FROM models.documents
 ),
 
 lengths AS (

@@ -1,5 +1,5 @@
 -- name: query_duplicates
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, query_row
 -- audits: not_null(corpus, query_row, qid, in_documents, copies_in_queries); unique_grain
@@ -7,13 +7,13 @@
 --   occurs among the documents (a test message seen in training), and how many other queries have
 --   the same text (seed 004: report metrics with and without the former; count both).
 WITH normalised_queries AS (
-    SELECT corpus, row_index AS query_row, qid, trim(regexp_replace(lower(text), '\s+', ' ', 'g')) AS text
-    FROM raw.queries
+    SELECT corpus, query_row, qid, trim(regexp_replace(lower(text), '\s+', ' ', 'g')) AS text
+    FROM models.queries
 ),
 
 normalised_documents AS (
     SELECT DISTINCT corpus, trim(regexp_replace(lower(text), '\s+', ' ', 'g')) AS text
-    FROM raw.documents
+    FROM models.documents
 )
 
 SELECT

@@ -1,10 +1,12 @@
--- name: rankings
--- version: 1
+-- name: retrieval_rankings
+-- version: 2
 -- stage: prepare
--- grain: method, corpus, query_row, rank
+-- grain: system, corpus, query_key, rank
 -- audits:
 -- materialized: view
--- description: The full rankings of every retrieval method side by side (method bm25 or dense).
-SELECT 'bm25' AS method, * FROM models.bm25_ranking
+-- description: The full rankings of every retrieval method side by side, in the rankings shape (system
+--   = the method, bm25 or dense; query_key = the query's row, doc_key = the document's row), with the
+--   corpus.
+SELECT 'bm25' AS system, corpus, query_row AS query_key, doc_row AS doc_key, rank, score FROM models.bm25_ranking
 UNION ALL
-SELECT 'dense' AS method, * FROM models.dense_ranking
+SELECT 'dense' AS system, corpus, query_row AS query_key, doc_row AS doc_key, rank, score FROM models.dense_ranking

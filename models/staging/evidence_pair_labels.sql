@@ -1,5 +1,5 @@
 -- name: evidence_pair_labels
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: bundle, task_id, doc_id
 -- audits: not_null(bundle, task_id, doc_id, judges, gain); unique_grain; accepted_range(gain, 0, 7)
@@ -15,7 +15,7 @@ WITH grades AS (
         avg(grade) AS mean_grade,
         max(CASE WHEN judge = 'A' THEN grade END) AS grade_a,
         max(CASE WHEN judge = 'B' THEN grade END) AS grade_b
-    FROM gate.evidence_judgments
+    FROM models.evidence_judgments
     WHERE bundle = {{ bundle | literal }}
     GROUP BY task_id, doc_id
 )
@@ -29,6 +29,6 @@ SELECT
     coalesce(g.judges, 0) AS judges,
     g.mean_grade,
     pow(2, coalesce(g.mean_grade, 0)) - 1 AS gain
-FROM raw.evidence_pools AS p
+FROM models.evidence_pools AS p
 LEFT JOIN grades AS g ON g.task_id = p.task_id AND g.doc_id = p.doc_id
 WHERE p.bundle = {{ bundle | literal }}

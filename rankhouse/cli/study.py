@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, progress_bar, report_model, say
-from rankhouse.report import TABLES, write_outputs
+from rankhouse.studies import summary_table, write_outputs
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 
@@ -56,7 +56,7 @@ def _evaluate(study: Study, out: Path | None) -> None:
     if out:
         for path in write_outputs(study, evaluation, out):
             say(f"wrote {path}")
-    print(TABLES[study.protocol.outputs.get("writer", "trec")](study, evaluation))
+    print(summary_table(study, evaluation))
 
 
 @study_app.command("evaluate")

@@ -16,9 +16,9 @@ the SQL uses), depends_on (tables the SQL parser cannot see), materialized (`tab
 `view` for a large intermediate that its readers consume once), aggregate (`hash`, the default, or
 `array` for a model whose GROUP BY is over one dense integer key: the statements that compute it, its
 own build or, for a view, the builds of the tables that read it, sum into a directly indexed array;
-Warehouse.array_aggregates) and dialect
-(`duckdb: <reason>` for a model that needs DuckDB-only features and is exempt from the Spark
-portability check) are optional.
+Warehouse.array_aggregates), functions (the Python SQL functions the SQL calls, from the registry
+rankhouse/functions.py, registered just before the model is built) and dialect (`duckdb: <reason>` for
+a model that needs DuckDB-only features and is exempt from the Spark portability check) are optional.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from rankhouse.errors import ModelError
 
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
-OPTIONAL = ("parameters", "depends_on", "materialized", "aggregate", "dialect")
+OPTIONAL = ("parameters", "depends_on", "materialized", "aggregate", "functions", "dialect")
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
@@ -71,6 +71,7 @@ class Model:
     depends_on: tuple[str, ...] = ()
     materialized: str = "table"
     aggregate: str = "hash"
+    functions: tuple[str, ...] = ()
     dialect: str | None = None
 
     @property
@@ -154,6 +155,7 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
         materialized=header.get("materialized", "table"),
         aggregate=header.get("aggregate", "hash"),
+        functions=tuple(f.strip() for f in header.get("functions", "").split(",") if f.strip()),
         dialect=header.get("dialect") or None,
     )
 

@@ -68,7 +68,6 @@ class Warehouse:
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
         self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
-        _register_functions(self.con)  # the Python UDFs that models call
         if not self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
             self.con.execute(read_sql("warehouse.sql"))
         self.catalog = self.con.execute("SELECT current_database()").fetchall()[0][0]
@@ -216,11 +215,3 @@ def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_memory: float = 0
 
 def _quote(text: str) -> str:
     return text.replace("'", "''")
-
-
-def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
-    """Register the Python UDFs that models call (evidence_greedy); imported here, late, because
-    rankhouse.evidence reads the warehouse."""
-    from rankhouse.evidence import register_functions
-
-    register_functions(con)

@@ -10,12 +10,14 @@ from pathlib import Path
 from sqlglot import exp
 
 from rankhouse.errors import ModelError
+from rankhouse.functions import FUNCTIONS
 from rankhouse.paths import MODELS_DIR, read_sql
 from rankhouse.warehouse.catalog import Model, load_models
 from rankhouse.warehouse.render import parse, render
 
 # Schemas a model may read: other models, loaded inputs, and labels through the gate.
 SOURCE_SCHEMAS = {"raw": "warehouse.sql", "gate": "labels.sql"}
+STAGING = "staging"  # the one group whose models read raw.* and gate.* (dbt's staging layer)
 CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS ([\w.]+)", re.IGNORECASE)
 
 
@@ -110,6 +112,10 @@ class Project:
                     )
         for name, refs in self.references.items():
             model = self.models[name]
+            unknown = [f for f in model.functions if f not in FUNCTIONS]
+            if unknown:
+                known = ", ".join(FUNCTIONS)
+                raise ModelError(name, f"calls unknown function(s) {', '.join(unknown)}; known: {known}")
             for ref in sorted(refs):
                 schema, table = ref.split(".", 1)
                 if schema == "models":
@@ -121,6 +127,15 @@ class Project:
                     raise ModelError(name, f"reads unknown table {ref}")
                 if schema == "gate" and model.stage == "prepare":
                     raise ModelError(name, f"is a prepare model and may not read labels ({ref})")
+                if schema in SOURCE_SCHEMAS and model.group != STAGING:
+                    raise ModelError(
+                        name,
+                        f"reads {ref}: only models in models/{STAGING}/ read loaded inputs and labels; read its model",
+                    )
+                if schema == "gate" and model.materialized == "view":
+                    raise ModelError(
+                        name, f"reads labels ({ref}) but is a view: a table, so that no view refers to the labels file"
+                    )
         self.order  # noqa: B018 - raises on a cycle
 
     @cached_property

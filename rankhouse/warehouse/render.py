@@ -1,15 +1,29 @@
-"""Rendering a model's jinja2 template with its parameters, and canonical SQL for fingerprints."""
+"""Rendering a model's jinja2 template with its parameters, and canonical SQL for fingerprints.
+
+Every model can call the macros of sql/macros/*.sql (one definition each of the formulas several models
+use: trec_eval's order, the DCG term, BM25's term weight, the robust threshold, percentile intervals);
+they expand into the model's SQL before it is parsed, so a macro's text is part of every fingerprint
+that uses it. Filters: `literal` (a value as SQL), `identifier` (a checked model or column name) and
+`measure_values` and `measure_families` (rankhouse.measures: measure names as rows, their families);
+`require(condition, message)` lets a template refuse parameters it cannot use.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 
 import jinja2
 import sqlglot
 from sqlglot import exp
 
-from rankhouse.errors import ModelError
+from rankhouse.errors import ModelError, RankhouseError
+from rankhouse.measures import measure_families, measure_values
+from rankhouse.paths import SQL_DIR
 from rankhouse.warehouse.catalog import Model
+
+MACROS_DIR = SQL_DIR / "macros"
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def literal(value: object) -> str:
@@ -30,8 +44,50 @@ def literal(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
-ENV.filters["literal"] = literal
+def identifier(value: object) -> str:
+    """A model or column name given as a parameter, checked to be a plain SQL identifier.
+
+    >>> identifier("fused_rankings")
+    'fused_rankings'
+    """
+    if not isinstance(value, str) or not IDENTIFIER.match(value):
+        raise RankhouseError(f"{value!r} is not a name (letters, digits and _, not starting with a digit)")
+    return value
+
+
+def require(condition: object, message: str) -> str:
+    """A template's check of its parameters: nothing when `condition` holds, else an error (naming the
+    model) with `message`.
+
+    >>> require(True, "never shown")
+    ''
+    """
+    if not condition:
+        raise RankhouseError(message)
+    return ""
+
+
+def _environment() -> jinja2.Environment:
+    """The jinja2 environment of models: strict about undefined names, with the filters and every macro
+    of sql/macros/ as a global."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(MACROS_DIR),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        literal=literal, identifier=identifier, measure_values=measure_values, measure_families=measure_families
+    )
+    env.globals["require"] = require
+    for _ in range(2):  # twice, so that a macro can call the macros of every file, its own included
+        for path in sorted(MACROS_DIR.glob("*.sql")):
+            module = env.get_template(path.name).make_module()
+            env.globals.update({name: getattr(module, name) for name in dir(module) if not name.startswith("_")})
+    return env
+
+
+ENV = _environment()
 
 
 def effective_parameters(model: Model, params: dict | None) -> dict:
@@ -48,6 +104,8 @@ def render(model: Model, params: dict | None = None) -> str:
         raise ModelError(model.name, f"uses a parameter it does not declare in its header: {exc.message}") from None
     except jinja2.TemplateError as exc:
         raise ModelError(model.name, f"template error: {exc}") from None
+    except RankhouseError as exc:
+        raise ModelError(model.name, str(exc)) from None
 
 
 @functools.lru_cache(maxsize=1024)

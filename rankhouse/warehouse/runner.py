@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from rankhouse import functions
 from rankhouse.errors import AuditError, ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Model
@@ -157,6 +158,7 @@ class Runner:
             self._log(model.name, fingerprint, "skipped", rows, seconds, None)
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         sql = render(model, self.params)
+        functions.register(self.wh.con, model.functions)
         try:
             with self.wh.transaction():
                 self._drop_other_kind(model)

@@ -1,0 +1,70 @@
+"""What every study writer shares: the results.json header, CSV and JSON files, measure blocks.
+
+A study's outputs (DESIGN.md): DIR/results.json, `{study, freeze_id, protocol_sha256, supersedes:
+[{freeze_id, replaced_by, reason}], methods: {<method>: {<measure>: {value, ci_low?, ci_high?}}},
+contrasts: {<subset>: {<a - b>: {mean, ci_low, ci_high}}}}` plus the writer's own parts, DIR/per_query.csv,
+the runs as TREC files and study-specific CSVs; every figure comes from the results.* rows of the
+freeze (evaluate outputs) or from the frozen prepare models.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from rankhouse.study import Evaluation, Study
+
+
+def superseded_chain(study: Study, freeze_id: str) -> list[dict]:
+    """The freezes that `freeze_id` replaces, newest first, with their reasons."""
+    by_id = {f.freeze_id: f for f in study.freezes()}
+    chain, current = [], by_id[freeze_id]
+    while current.supersedes:
+        chain.append({"freeze_id": current.supersedes, "replaced_by": current.freeze_id, "reason": current.reason})
+        current = by_id[current.supersedes]
+    return chain
+
+
+def header(study: Study, evaluation: Evaluation) -> dict:
+    """The part of results.json every study has: study, freeze, protocol hash, superseded freezes."""
+    freeze_id = evaluation.freeze.freeze_id
+    return {
+        "study": study.protocol.name,
+        "freeze_id": freeze_id,
+        "protocol_sha256": study.protocol.sha256,
+        "supersedes": superseded_chain(study, freeze_id),
+    }
+
+
+def write_csv(path: Path, columns: list[str], rows: list[tuple]) -> Path:
+    """Write a CSV file (a header row, then the rows); return its path."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    return path
+
+
+def write_json(path: Path, document: dict) -> Path:
+    """Write results.json (keys sorted, two-space indent, a final newline); return its path."""
+    path.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
+    return path
+
+
+def write_ranked_run(path: Path, rows: list[tuple], tag: str) -> Path:
+    """Write (qid, docno, rank, score) rows as a six-field TREC run with `tag` (scores at full precision)."""
+    with path.open("w") as handle:
+        handle.writelines(f"{qid} Q0 {doc} {rank} {score!r} {tag}\n" for qid, doc, rank, score in rows)
+    return path
+
+
+def measure_block(rows: list[tuple]) -> dict:
+    """{method: {measure: {value, ci_low?, ci_high?, queries}}} from (method, measure, value, low, high, n) rows."""
+    block: dict = {}
+    for method, measure, value, low, high, queries in rows:
+        entry = {"value": value, "queries": queries}
+        if low is not None:
+            entry |= {"ci_low": low, "ci_high": high}
+        block.setdefault(method, {})[measure] = entry
+    return block

@@ -1,0 +1,112 @@
+"""The writer of lanes studies (seed 002; studies/lanes_banking77.toml): each ordering's measures, the
+candidate sets' sizes k_t, the passage-scoring receipt, and the run files for submission, validated,
+with a manifest of hashes and per-topic receipts.
+
+results.json `methods.<combo|breadth|narrative>.<P@10|R@10|nDCG@10|RR>.value`, `candidates`,
+`passage_scoring`; per_query.csv; k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rankhouse.studies.common import header, write_csv, write_json
+from rankhouse.study import Evaluation, Study
+
+METHODS = ["combo", "breadth", "narrative"]
+MEASURES = ["P@10", "R@10", "nDCG@10", "RR"]
+
+
+def results(study: Study, evaluation: Evaluation) -> dict:
+    """results.json of a lanes study (seed 002): each ordering's measures, the k_t distribution, the fallback
+    count and the passage-scoring receipt."""
+    from rankhouse.lanes import latest_receipts
+
+    corpus = study.protocol.parameters["corpus"]
+    methods: dict = {}
+    for method, measure, value, queries in study.wh.sql(
+        "SELECT method, measure, value, queries FROM results.lane_metrics WHERE freeze_id = ? ORDER BY ALL",
+        [evaluation.freeze.freeze_id],
+    ):
+        methods.setdefault(method, {})[measure] = {"value": value, "queries": queries}
+    topics, k_min, k_max, distinct, mean, median, fallback, empty = study.wh.sql(
+        "SELECT topics, k_min, k_max, k_distinct, k_mean, k_median, fallback_topics, topics_without_candidates "
+        "FROM models.candidate_summary WHERE corpus = ?",
+        [corpus],
+    )[0]
+    scoring, _ = latest_receipts(study.wh, corpus)
+    return {
+        **header(study, evaluation),
+        "methods": methods,
+        "contrasts": {},
+        "candidates": {
+            "topics": topics, "k_min": k_min, "k_max": k_max, "k_distinct": distinct, "k_mean": mean,
+            "k_median": median, "fallback_topics": fallback, "topics_without_candidates": empty,
+        },
+        "passage_scoring": scoring,
+    }  # fmt: skip
+
+
+def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """A lanes study: results.json, per_query.csv, k_distribution.csv, lanes.run, runs/<ordering>.run (validated)
+    and manifest.json (SHA-256 of every input and output, per-topic receipts)."""
+    from rankhouse.errors import RankhouseError
+    from rankhouse.lanes import scoring_history
+    from rankhouse.runfiles import lane_receipts, summary, validate_runs, write_lanes, write_manifest, write_orderings
+
+    corpus = study.protocol.parameters["corpus"]
+    freeze_id = evaluation.freeze.freeze_id
+    found = results(study, evaluation)
+    written = [write_json(out / "results.json", found)]
+    written.append(write_csv(
+        out / "per_query.csv", ["method", "topic", "relevant", "retrieved", "P@10", "R@10", "nDCG@10", "RR"],
+        study.wh.sql("SELECT m.method, m.topic, m.relevant, m.retrieved, m.p10, m.r10, m.ndcg10, m.rr "
+                     "FROM results.lane_query_metrics AS m JOIN models.lane_topics AS t "
+                     "ON t.corpus = m.corpus AND t.topic = m.topic WHERE m.freeze_id = ? "
+                     "ORDER BY m.method, t.topic_row", [freeze_id]),
+    ))  # fmt: skip
+    written.append(write_csv(
+        out / "k_distribution.csv", ["topic", "k", "fallback", "subnarratives", "lanes", "lane_documents", "admitted"],
+        study.wh.sql("SELECT topic, k, fallback, subnarratives, lanes, lane_documents, admitted "
+                     "FROM models.lane_topics WHERE corpus = ? ORDER BY topic_row", [corpus]),
+    ))  # fmt: skip
+    write_lanes(study.wh, corpus, out / "lanes.run")
+    written.append(out / "lanes.run")
+    tag = str(study.protocol.outputs.get("run_tag", "rankhouse-lanes"))
+    runs = write_orderings(study.wh, corpus, out / "runs", tag)
+    written += runs
+    pattern = study.protocol.outputs.get("doc_id_pattern")
+    problems = validate_runs(runs, pattern)
+    inputs = {item.key: item.path for item in study.protocol.inputs} | {"protocol": study.protocol.path}
+    manifest = write_manifest(out / "manifest.json", inputs=inputs, outputs=written, extra={
+        "study": study.protocol.name, "freeze_id": freeze_id, "protocol_sha256": study.protocol.sha256,
+        "parameters": study.protocol.parameters, "candidates": found["candidates"],
+        "passage_scoring": found["passage_scoring"], "passage_scorings": scoring_history(study.wh, corpus),
+        "topics": lane_receipts(study.wh, corpus),
+        "validation": {"doc_id_pattern": pattern, "problems": [str(p) for p in problems],
+                       "files": summary(runs) if not problems else {}},
+    })  # fmt: skip
+    if problems:
+        raise RankhouseError("the run files do not validate:\n  " + "\n  ".join(map(str, problems[:20])))
+    return [*written, manifest]
+
+
+def table(study: Study, evaluation: Evaluation) -> str:
+    """Orderings as rows, measures as columns; then k_t, the fallback and the passage-scoring receipt."""
+    found = results(study, evaluation)
+    lines = [f"{'ordering':<10}" + "".join(f"{m:>10}" for m in MEASURES)]
+    for method in [m for m in METHODS if m in found["methods"]]:
+        entry = found["methods"][method]
+        lines.append(f"{method:<10}" + "".join(f"{entry[m]['value']:>10.4f}" for m in MEASURES if m in entry))
+    c = found["candidates"]
+    lines.append(
+        f"k_t over {c['topics']} topics: {c['k_min']} to {c['k_max']} ({c['k_distinct']} distinct values, mean "
+        f"{c['k_mean']:.1f}, median {c['k_median']:g}); fallback used for {c['fallback_topics']} topic(s)"
+    )
+    s = found["passage_scoring"]
+    if s:
+        lines.append(
+            f"passage scores: {s['requested']:,} requested, {s['cache_hits']:,} cache hits, {s['cache_misses']:,} "
+            f"misses ({s['scorer']}), {s['model_batches']:,} model batches"
+        )
+    return "\n".join(lines)
