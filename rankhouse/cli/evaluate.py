@@ -82,7 +82,7 @@ def demo_command(
         )
     protocol = STUDIES_DIR / f"{study}.toml"
     if not protocol.exists():
-        raise typer.BadParameter(f"no study {study!r} in {protocol.parent}")
+        raise RankhouseError(f"no study {study!r} in {protocol.parent}")
     say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
         studied = _study(protocol, wh, None)
