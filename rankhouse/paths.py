@@ -1,13 +1,34 @@
-"""Where the project's SQL lives: `sql/` (DDL) and `models/` (the model files) at the repository root."""
+"""Where the project's SQL lives: `sql/` (DDL) and `models/` (the model files).
+
+In a source checkout, and in an editable install of one, they are the checkout's top-level folders,
+so an edited model takes effect at once. A built wheel ships them inside the package, as
+`rankhouse/sql/` and `rankhouse/models/` in site-packages (pyproject.toml maps them), and those win
+where they exist. `studies/` and `data/` are in a checkout only: `ROOT` is the checkout's root when
+`in_checkout()`, and the folder holding the package (site-packages) otherwise.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SQL_DIR = ROOT / "sql"
-MODELS_DIR = ROOT / "models"
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+
+def _shipped(name: str) -> Path:
+    """The wheel's `rankhouse/<name>/` where it exists, else the checkout's top-level `<name>/`."""
+    inside = PACKAGE / name
+    return inside if inside.is_dir() else ROOT / name
+
+
+SQL_DIR = _shipped("sql")
+MODELS_DIR = _shipped("models")
 STUDIES_DIR = ROOT / "studies"
+
+
+def in_checkout() -> bool:
+    """Whether rankhouse runs from a source checkout (with its studies/ and data/), not from a wheel."""
+    return (ROOT / "pyproject.toml").is_file() and STUDIES_DIR.is_dir()
 
 
 def read_sql(name: str) -> str:

@@ -103,6 +103,13 @@ def test_demo_runs_a_study_on_a_fresh_warehouse(tmp_path):
     assert "0.1785" in done.stdout  # trec_eval's MAP for results.test
 
 
+def test_demo_of_an_unknown_study_is_a_clear_error(tmp_path):
+    done = rankhouse("demo", "--study", "nope", "--db", tmp_path / "demo.duckdb")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: no study 'nope' in ") and "Traceback" not in done.stderr
+    assert not (tmp_path / "demo.duckdb").exists()
+
+
 def test_load_a_corpus_and_encode_it_once(tmp_path):
     from conftest import FIXTURES
 

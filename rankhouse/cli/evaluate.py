@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import LabelsOption, report_model, say
+from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
-from rankhouse.paths import ROOT
+from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
 
 
@@ -73,9 +74,15 @@ def demo_command(
     """The main job on the default warehouse: the BANKING77 study, end to end.  Example: rankhouse demo"""
     from rankhouse.cli.study import _evaluate, _study
 
-    protocol = ROOT / "studies" / f"{study}.toml"
+    if not in_checkout():
+        raise RankhouseError(
+            f"rankhouse demo needs the source checkout: it runs studies/{study}.toml on the checkout's data/, "
+            f"and this rankhouse is installed without one ({PACKAGE}). Run `make demo` in a clone of the "
+            "repository, or `rankhouse study run PROTOCOL` on a protocol of your own"
+        )
+    protocol = STUDIES_DIR / f"{study}.toml"
     if not protocol.exists():
-        raise typer.BadParameter(f"no study {study!r} in {protocol.parent}")
+        raise RankhouseError(f"no study {study!r} in {protocol.parent}")
     say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
         studied = _study(protocol, wh, None)
