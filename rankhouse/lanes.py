@@ -56,9 +56,8 @@ import numpy as np
 import pyarrow as pa
 
 from rankhouse.errors import InputError, RankhouseError
-from rankhouse.loaders.lines import check_utf8, stage_fields
+from rankhouse.loaders.lines import WHOLE, check_utf8, stage_fields
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
-from rankhouse.loaders.trec import WHOLE
 from rankhouse.warehouse import Warehouse
 
 NARRATIVE = "narrative"
