@@ -3,14 +3,15 @@ rules of such a format checked in SQL over that table.
 
 numpy cuts the bytes into lines (one copy of them, less the newlines, handed to DuckDB as an Arrow
 array) and DuckDB splits each line on runs of blanks (spaces, tabs and carriage returns); a file whose
-fields are separated everywhere by one space, or one tab, is split on that byte, the same fields
-without a regular expression (`plain_separator`). Blank lines and lines whose
-first non-blank character is `#` are skipped (as trec_eval does), unless every line is asked for; line
-numbers count every line of the file. This reader accepts any layout and finds every broken rule;
-loaders may first try a faster reader on simple files (`simple_separator`) and come here when it gives up.
+fields are separated everywhere by one space, or one tab, is split on that byte: the same fields,
+without a regular expression (`plain_separator`). Blank lines and lines whose first non-blank
+character is `#` are skipped (as trec_eval does), unless every line is asked for; line numbers count
+every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
+try a faster reader on simple files (`simple_separator`) and come here when it gives up.
 
-A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two lines
-may share; `check_staged` raises an InputError naming the first line that breaks one.
+A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two good
+lines may share; `check_staged` raises an InputError naming the first line that breaks one (loaders),
+and runfiles.validate_runs evaluates such Checks on every line (the submission validator).
 """
 
 from __future__ import annotations
