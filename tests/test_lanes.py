@@ -16,17 +16,8 @@ import numpy as np
 import pytest
 
 from rankhouse.errors import AuditError, InputError, RankhouseError
-from rankhouse.lanes import (
-    PassageScorer,
-    Scored,
-    latest_receipts,
-    load_lane_runs,
-    load_narratives,
-    load_passage_cache,
-    load_topic_classes,
-    register_scorer,
-    score_passages,
-)
+from rankhouse.lanes import PassageScorer, Scored, latest_receipts, register_scorer, score_passages
+from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.paths import ROOT
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import portability_problems

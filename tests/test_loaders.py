@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from conftest import TREC
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rankhouse.errors import InputError
 from rankhouse.loaders import load_qrels, load_run, write_run
@@ -188,3 +191,39 @@ def test_fast_and_general_readers_load_the_same_rows(tmp_path, monkeypatch, name
 def test_irregular_files_fall_back_to_the_general_reader_with_right_line_numbers(wh, tmp_path, text):
     load_run(wh, write(tmp_path, "r.run", text))
     assert wh.sql("SELECT docno, line FROM raw.runs ORDER BY line")[-1] == ("d2", text.count("\n"))
+
+
+def split_oracle(data: bytes, every_line: bool) -> list[tuple]:
+    """(line_no, f1, f2, f3, nfields) of each line split on runs of spaces, tabs and CRs, in plain Python."""
+    lines = data.decode().split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        content = line.strip(" \t\r")
+        if not every_line and (content == "" or content.startswith("#")):
+            continue
+        parts = re.split(r"[ \t\r]+", content) if content else []
+        rows.append((number, *(parts + [None] * 3)[:3], len(parts)))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def staging():
+    from rankhouse.warehouse import Warehouse
+
+    with Warehouse(":memory:") as wh:
+        yield wh
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.text(alphabet="ab# \t\r", max_size=10), max_size=6), newline=st.booleans())
+def test_staged_fields_are_the_lines_split_on_runs_of_blanks(staging, lines, newline):
+    """Both ways of splitting (on the one separator of a plain file, or on runs of blanks) give Python's fields."""
+    from rankhouse.loaders.lines import stage_fields
+
+    data = ("\n".join(lines) + ("\n" if newline and lines else "")).encode()
+    for every_line in (False, True):
+        stage_fields(staging, "x", data, 3, "rh_test", every_line)
+        staged = staging.sql("SELECT line_no, f1, f2, f3, nfields FROM rh_test ORDER BY line_no")
+        assert staged == split_oracle(data, every_line)

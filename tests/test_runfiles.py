@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_snapshots import build_lanes
 
+from rankhouse.errors import RankhouseError
 from rankhouse.runfiles import validate_runs, write_manifest, write_ordering, write_orderings
 from rankhouse.warehouse import Warehouse
 
@@ -103,6 +108,145 @@ def test_every_problem_is_reported_not_only_the_first(tmp_path):
     ]
 
 
+# -- a plain-Python oracle of the rules, line by line as the seed states them -----------------------------
+def whole(text: str) -> int | None:
+    """A rank as the loaders read it: a number that is whole (within 2^53), else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else None
+
+
+def oracle_file(path: Path, pattern: str | None) -> tuple[list[tuple], dict[str, set[str]], str | None]:
+    """(problems, documents per topic, first tag) of one file: a loop over its lines."""
+    shown, problems, topics, tag = str(path), [], {}, None
+    lines = path.read_text().split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return [(shown, 0, "no lines in the file", "")], topics, tag
+    seen, finished, current, last_rank, last_score = {}, set(), None, 0, math.inf
+    for number, line in enumerate(lines, start=1):
+        content = line.strip(" \t\r")
+        fields = re.split(r"[ \t\r]+", content) if content else []
+        if not fields:
+            problems.append((shown, number, "blank line", ""))
+            continue
+        if len(fields) != 6:
+            problems.append((shown, number, "expected 6 fields: topic Q0 docno rank score tag", f"found {len(fields)}"))
+            continue
+        topic, q0, docno, rank_text, score_text, line_tag = fields
+        if q0 != "Q0":
+            problems.append((shown, number, "the second field must be Q0", q0))
+        tag = line_tag if tag is None else tag
+        if line_tag != tag:
+            problems.append((shown, number, "run tag differs from the file's first", f"{line_tag}, not {tag}"))
+        if topic != current:
+            if topic in finished:
+                problems.append((shown, number, "topic appears again after other topics", topic))
+            finished.add(current)
+            current, last_rank, last_score = topic, 0, math.inf
+        rank = whole(rank_text)
+        if rank is None:
+            problems.append((shown, number, "rank is not a whole number", f"rank {rank_text}"))
+        elif rank != last_rank + 1:
+            detail = f"rank {rank} after {last_rank}" if last_rank else f"first rank {rank}"
+            problems.append((shown, number, "ranks must start at 1 for each topic and go up by 1", detail))
+        last_rank = last_rank + 1 if rank is None else rank
+        try:
+            score = float(score_text)
+        except ValueError:
+            problems.append((shown, number, "score is not a number", f"score {score_text}"))
+        else:
+            if not math.isfinite(score):
+                problems.append((shown, number, "score is NaN or infinite", f"score {score_text}"))
+            elif score > last_score:
+                problems.append(
+                    (shown, number, "score increases within the topic", f"{score_text} after {last_score!r}")
+                )
+            else:
+                last_score = score
+        if (topic, docno) in seen:
+            problems.append((shown, number, "duplicate topic-document pair",
+                             f"{topic} {docno}, first at line {seen[topic, docno]}"))  # fmt: skip
+        else:
+            seen[topic, docno] = number
+            topics.setdefault(topic, set()).add(docno)
+        if pattern is not None and not re.fullmatch(pattern, docno):
+            problems.append((shown, number, "document id does not match the allowed pattern",
+                             f"{docno!r} against {pattern!r}"))  # fmt: skip
+    return problems, topics, tag
+
+
+def oracle(paths: list[Path], pattern: str | None) -> list[tuple]:
+    """Every problem of the files: each file's, then each file's against the first and the earlier tags."""
+    parsed = [oracle_file(path, pattern) for path in paths]
+    problems = [problem for found, _, _ in parsed for problem in found]
+    first, tags = parsed[0][1], {}
+    for index, (path, (_, topics, tag)) in enumerate(zip(paths, parsed)):
+        if tag is not None:
+            if tag in tags and tags[tag] != path:
+                problems.append((str(path), 0, "run tag also used by another file", f"{tag} in {tags[tag]}"))
+            tags.setdefault(tag, path)
+        if index == 0:
+            continue
+        missing, extra = sorted(set(first) - set(topics)), sorted(set(topics) - set(first))
+        if missing or extra:
+            problems.append(
+                (str(path), 0, f"topics differ from {paths[0]}", f"missing {missing[:5]}, extra {extra[:5]}")
+            )
+        for topic in sorted(set(first) & set(topics)):
+            ours, theirs = topics[topic], first[topic]
+            if ours != theirs:
+                same = "" if len(ours) != len(theirs) else ", not the same ones"
+                problems.append((str(path), 0, f"rows differ from {paths[0]}",
+                                 f"topic {topic}: {len(ours)} documents, {len(theirs)} there{same}"))  # fmt: skip
+    return problems
+
+
+TOKENS = [
+    ["q1", "q2", "q3"],
+    ["Q0", "Q0", "Q0", "Q1"],
+    ["d1", "d2", "d3", "d4", "x-1"],
+    ["1", "2", "3", "4", "0", "-1", "2.0", "x"],
+    ["3", "2", "1", "0.5", "2.5", "nan", "inf", "x"],
+    ["a", "a", "b"],
+]
+GOOD_LINE = st.tuples(*(st.sampled_from(t) for t in TOKENS)).map(" ".join)
+ODD_LINE = st.one_of(
+    st.sampled_from(["", " ", "\t"]),
+    st.lists(st.sampled_from(["q1", "Q0", "d1", "1", "2.5", "a", "#"]), min_size=1, max_size=7).map(" ".join),
+    st.tuples(*(st.sampled_from(t) for t in TOKENS)).map("\t  ".join),
+)
+RUN_FILE = st.builds(lambda lines, newline: "\n".join(lines) + newline,
+                     st.lists(st.one_of(GOOD_LINE, GOOD_LINE, GOOD_LINE, ODD_LINE), max_size=12),
+                     st.sampled_from(["\n", "\n", ""]))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(RUN_FILE, min_size=1, max_size=3), pattern=st.sampled_from([None, r"d[0-9]+"]))
+def test_the_sql_rules_find_what_the_line_by_line_oracle_finds(tmp_path, texts, pattern):
+    paths = files(tmp_path, *texts)
+    found = [(p.path, p.line, p.rule, p.detail) for p in validate_runs(paths, pattern)]
+    assert found == oracle(paths, pattern)
+
+
+def test_runs_in_order_with_ties_give_the_oracle_nothing_to_say(tmp_path):
+    paths = files(tmp_path, GOOD_A, GOOD_B)
+    assert oracle(paths, r"d[0-9]+") == [] == validate_runs(paths, r"d[0-9]+")
+
+
+def test_the_document_id_pattern_is_re2(tmp_path):
+    path = files(tmp_path, GOOD_A.replace("d", "shard_"))[0]
+    assert validate_runs([path], r"shard_\S+") == []
+    assert [p.line for p in validate_runs([path], r"shard_[12]")] == [3, 5]
+    with pytest.raises(RankhouseError, match=r"'\(' is not a regular expression \(RE2 syntax\): missing \)"):
+        validate_runs([path], "(")
+    with pytest.raises(RankhouseError, match="RE2 syntax"):
+        validate_runs([path], r"shard_(?=1)\d")  # lookahead: Python's re has it, RE2 does not
+
+
 @pytest.fixture(scope="module")
 def lanes_db(tmp_path_factory):
     root = tmp_path_factory.mktemp("runfiles")
@@ -171,3 +315,5 @@ def test_cli_export_and_validate(lanes_db, tmp_path):
     assert done.returncode == 2
     assert f"{bad[0]}:3: score increases within the topic" in done.stdout
     assert "error: 1 problem in 1 file(s)" in done.stderr
+    done = rankhouse("runs", "validate", *good, "--doc-pattern", "d(")
+    assert done.returncode == 2 and "RE2 syntax" in done.stderr and "Traceback" not in done.stderr

@@ -87,7 +87,8 @@ def runs_export_command(
         str | None, typer.Option(help="Run tag of a lanes ordering (default rankhouse-lanes-RUN_ID).")
     ] = None,
     doc_pattern: Annotated[
-        str | None, typer.Option(help="With --lanes: the regular expression every document id must match.")
+        str | None,
+        typer.Option(help="With --lanes: a regular expression (RE2 syntax) every whole document id must match."),
     ] = None,
 ) -> None:
     """Write a loaded run back out as a TREC file.  Example: rankhouse runs export bm25.run out/bm25.run
@@ -116,12 +117,17 @@ def runs_export_command(
 def runs_validate_command(
     files: Annotated[list[Path], typer.Argument(help="TREC run files, the variants of one submission.")],
     doc_pattern: Annotated[
-        str | None, typer.Option(help="A regular expression every document id must match, e.g. 'shard_\\S+'.")
+        str | None,
+        typer.Option(
+            help="A regular expression every whole document id must match, e.g. 'shard_\\S+'; RE2 syntax (DuckDB's "
+            "regexp_full_match): no lookaround or backreferences, and \\d, \\w, \\s match ASCII only."
+        ),
     ] = None,
 ) -> None:
     """Check run files for submission (seed 002): six fields, ranks restarting at 1 per topic, non-increasing
     scores, no topic-document pair twice, allowed document ids, the same topics and rows in every file.
-    Exit status 2 if a rule is broken.  Example: rankhouse runs validate runs/*.run --doc-pattern '[0-9]+'
+    Every rule is SQL over each file's lines, read once. Exit status 2 if a rule is broken.
+    Example: rankhouse runs validate runs/*.run --doc-pattern '[0-9]+'
     """
     from rankhouse.errors import RankhouseError
     from rankhouse.runfiles import summary, validate_runs

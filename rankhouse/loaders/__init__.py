@@ -17,6 +17,7 @@ from rankhouse.loaders.evidence import (
     load_evidence_tasks,
     load_evidence_vectors,
 )
+from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
 from rankhouse.loaders.trec import load_qrels, load_run, write_run
@@ -29,18 +30,6 @@ class Loader:
     name: str
     load: Callable[..., LoadResult]
     labels: bool
-
-
-def _lanes_loader(function: str) -> Callable[..., LoadResult]:
-    """A loader of rankhouse/lanes.py, imported when first called (lanes.py imports this package)."""
-
-    def load(*args: object, **kwargs: object) -> LoadResult:
-        from rankhouse import lanes
-
-        return getattr(lanes, function)(*args, **kwargs)
-
-    load.__doc__ = f"rankhouse.lanes.{function}"
-    return load
 
 
 LOADERS = {
@@ -62,10 +51,10 @@ LOADERS = {
         Loader("evidence.pool", load_evidence_pool, labels=False),
         Loader("evidence.vectors", load_evidence_vectors, labels=False),
         Loader("evidence.judgments", load_evidence_judgments, labels=True),
-        Loader("lanes.narratives", _lanes_loader("load_narratives"), labels=False),
-        Loader("lanes.topic_classes", _lanes_loader("load_topic_classes"), labels=True),
-        Loader("lanes.runs", _lanes_loader("load_lane_runs"), labels=False),
-        Loader("lanes.passage_cache", _lanes_loader("load_passage_cache"), labels=False),
+        Loader("lanes.narratives", load_narratives, labels=False),
+        Loader("lanes.topic_classes", load_topic_classes, labels=True),
+        Loader("lanes.runs", load_lane_runs, labels=False),
+        Loader("lanes.passage_cache", load_passage_cache, labels=False),
     )
 }
 
@@ -83,11 +72,15 @@ __all__ = [
     "load_evidence_pool",
     "load_evidence_tasks",
     "load_evidence_vectors",
+    "load_lane_runs",
+    "load_narratives",
+    "load_passage_cache",
     "load_qrels",
     "load_queries",
     "load_query_classes",
     "load_run",
     "load_scifact_documents",
     "load_scifact_queries",
+    "load_topic_classes",
     "write_run",
 ]

@@ -1,14 +1,22 @@
-"""Whitespace-separated text files into a staging table of fields, with exact line numbers.
+"""Whitespace-separated text files into a staging table of fields, with exact line numbers, and the
+rules of such a format checked in SQL over that table.
 
-numpy cuts the bytes into lines (handed to DuckDB as an Arrow array without copying) and DuckDB
-splits each line on runs of blanks. Blank lines and lines whose first non-blank character is `#` are
-skipped (as trec_eval does); line numbers count every line of the file. This reader accepts any
-layout and finds every broken rule; loaders may first try a faster reader on simple files
-(`simple_separator`) and come here when it gives up.
+numpy cuts the bytes into lines (one copy of them, less the newlines, handed to DuckDB as an Arrow
+array) and DuckDB splits each line on runs of blanks (spaces, tabs and carriage returns); a file whose
+fields are separated everywhere by one space, or one tab, is split on that byte: the same fields,
+without a regular expression (`plain_separator`). Blank lines and lines whose first non-blank
+character is `#` are skipped (as trec_eval does), unless every line is asked for; line numbers count
+every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
+try a faster reader on simple files (`simple_separator`) and come here when it gives up.
+
+A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two good
+lines may share; `check_staged` raises an InputError naming the first line that breaks one (loaders),
+and runfiles.validate_runs evaluates such Checks on every line (the submission validator).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +24,92 @@ import pyarrow as pa
 
 from rankhouse.errors import InputError
 from rankhouse.warehouse import Warehouse
+
+# A whole number within +-2^53 (exact in a DOUBLE), as ranks, grades and chunk numbers must be.
+WHOLE = "(TRY_CAST({0} AS DOUBLE) = floor(TRY_CAST({0} AS DOUBLE)) AND abs(TRY_CAST({0} AS DOUBLE)) < 9007199254740992)"
+
+# SQL detail of a repeated key: the line it repeats.
+FIRST_LINE = "'first at line ' || CAST(first_line AS VARCHAR)"
+
+# How many hashes repeat, found by sorting them: cheaper than a hash aggregate over string pairs.
+# A collision only sends the file to the exact, slower query.
+REPEATED_HASHES = """
+    SELECT count(*) FILTER (WHERE repeated) FROM (
+        SELECT h = lag(h) OVER (ORDER BY h) AS repeated FROM (SELECT hash({key}) AS h FROM {rows})
+    )
+"""
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule of one line: `broken`, SQL over a staged line (f1 .., nfields), is true where the line breaks it."""
+
+    rule: str
+    broken: str
+    detail: str  # SQL text shown with the rule
+
+
+@dataclass(frozen=True)
+class LineFormat:
+    """The rules of a whitespace-separated format: checks of each line, first broken first, and a unique key."""
+
+    what: str  # what a line is, for "no <what> lines in the file"
+    fields: int  # how many fields are staged
+    checks: tuple[Check, ...]
+    key: str  # SQL over a staged line that passes the checks: no two such lines may share it
+    duplicate: str  # the rule a repeated key breaks
+    duplicate_detail: str  # SQL text for a repeated key, `first_line` being the line it repeats
+
+    @property
+    def rule(self) -> str:
+        """SQL: the first rule a staged line breaks, or NULL."""
+        return "CASE " + " ".join(f"WHEN {c.broken} THEN {sql_text(c.rule)}" for c in self.checks) + " END"
+
+    @property
+    def detail(self) -> str:
+        """SQL: the detail of the first rule a staged line breaks, or NULL."""
+        return "CASE " + " ".join(f"WHEN {c.broken} THEN {c.detail}" for c in self.checks) + " END"
+
+
+def whole_value(column: str) -> str:
+    """SQL: a field's whole number as a BIGINT, NULL if it is not one."""
+    return f"CASE WHEN {WHOLE.format(column)} THEN CAST(CAST({column} AS DOUBLE) AS BIGINT) END"
+
+
+def whole_number(column: str, name: str) -> Check:
+    """The rule that a field holds a whole number (`name` is what the field is)."""
+    broken = f"NOT coalesce({WHOLE.format(column)}, false)"
+    return Check(f"{name} is not a whole number", broken, f"'{name} ' || {column}")
+
+
+def at_least(column: str, name: str, minimum: int) -> Check:
+    """The rule that a whole-number field is at least `minimum`."""
+    broken = f"CAST({column} AS DOUBLE) < {minimum}"
+    return Check(f"{name} must be at least {minimum}", broken, f"'{name} ' || {column}")
+
+
+def finite_value(column: str) -> str:
+    """SQL: a field's finite number as a DOUBLE, NULL if it is not one."""
+    return f"CASE WHEN isfinite(TRY_CAST({column} AS DOUBLE)) THEN TRY_CAST({column} AS DOUBLE) END"
+
+
+def finite_number(column: str, name: str) -> tuple[Check, Check]:
+    """The rules that a field is a number, and a finite one."""
+    number = f"TRY_CAST({column} AS DOUBLE)"
+    return (
+        Check(f"{name} is not a number", f"{number} IS NULL", f"'{name} ' || {column}"),
+        Check(f"{name} is NaN or infinite", f"NOT isfinite({number})", f"'{name} ' || {column}"),
+    )
+
+
+def field_count(fields: str, broken: str) -> Check:
+    """The rule on how many fields a line has: `broken` is SQL over nfields, `fields` names the fields."""
+    return Check(f"expected {len(fields.split())} fields: {fields}", broken, "'found ' || CAST(nfields AS VARCHAR)")
+
+
+def sql_text(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def check_utf8(path: str | Path, data: bytes) -> None:
@@ -27,6 +121,13 @@ def check_utf8(path: str | Path, data: bytes) -> None:
         raise InputError(path, line, "not valid UTF-8 text") from None
 
 
+def _one_blank(data: bytes) -> bytes | None:
+    """The one blank (a tab, else a space) that separates fields, or None if the file has both or a CR."""
+    separator = b"\t" if b"\t" in data else b" "
+    other = b" " if separator == b"\t" else b"\t"
+    return None if other in data or b"\r" in data else separator
+
+
 def simple_separator(data: bytes) -> str | None:
     """The separator of a file that may be simple (one separator, a space or a tab, used singly; no
     blank, comment, indented or CRLF lines), or None if it cannot be.
@@ -34,9 +135,19 @@ def simple_separator(data: bytes) -> str | None:
     Only single-byte scans here (they run at memory speed); a fast reader must still notice doubled
     separators, blank lines and comment lines itself and give up on them.
     """
-    separator = b"\t" if b"\t" in data else b" "
-    other = b" " if separator == b"\t" else b"\t"
-    if not data or other in data or b"\r" in data or data[:1] in (separator, b"\n", b"#"):
+    separator = _one_blank(data)
+    if not data or separator is None or data[:1] in (separator, b"\n", b"#"):
+        return None
+    return separator.decode()
+
+
+def plain_separator(data: bytes) -> str | None:
+    """The blank that separates fields singly everywhere (no blank starts or ends a line, no two in a
+    row), so that splitting on it is splitting on runs of blanks; None if there is no such blank."""
+    separator = _one_blank(data)
+    if separator is None or data[:1] == separator or data[-1:] == separator:
+        return None
+    if separator * 2 in data or b"\n" + separator in data or separator + b"\n" in data:
         return None
     return separator.decode()
 
@@ -47,25 +158,36 @@ def count_lines(data: bytes) -> int:
 
 
 def line_table(data: bytes) -> pa.Table:
-    """An Arrow table (line_no, line) with one row per line of `data` (line_no counts from 1)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.flatnonzero(buf == 10)
+    """An Arrow table (line_no, line) with one row per line of `data`, without its newline (line_no counts from 1)."""
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     starts = np.empty(len(newlines) + 1, dtype=np.int64)
     starts[0] = 0
     starts[1:] = newlines + 1
     if starts[-1] == len(data):  # the file ends with a newline: no empty last line
         starts = starts[:-1]
-    offsets = np.append(starts, len(data))
-    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data))
-    return pa.table({"line_no": pa.array(np.arange(1, len(starts) + 1)), "line": lines})
+    # the bytes without the newlines: line i starts i newlines earlier
+    offsets = np.append(starts - np.arange(len(starts)), len(data) - len(newlines))
+    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data.replace(b"\n", b"")))
+    # from buffers, as the lines: pa.array's first call costs a quarter of a second (it imports pandas)
+    numbers = pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(np.arange(1, len(starts) + 1))])
+    return pa.table({"line_no": numbers, "line": lines})
 
 
-def stage_fields(wh: Warehouse, path: str | Path, data: bytes, fields: int, table: str) -> int:
+def stage_fields(
+    wh: Warehouse, path: str | Path, data: bytes, fields: int, table: str, every_line: bool = False
+) -> int:
     """Create TEMP `table`(line_no, f1 .. f<fields>, nfields) from the file; return its row count.
 
     Fields are text; columns past `fields` are dropped (nfields still counts them), missing ones NULL.
+    With `every_line`, blank lines (nfields 0) and `#` lines are staged too.
     """
     check_utf8(path, data)
+    separator = plain_separator(data)
+    if separator is not None:  # the same fields as below, without trimming or a regular expression
+        content, parts = "line", f"string_split(line, {sql_text(separator)})"
+    else:
+        content, parts = "trim(line, ' ' || chr(9) || chr(13))", "string_split_regex(line, '[ \\t\\r]+')"
+    kept = "true" if every_line else "line <> '' AND NOT starts_with(line, '#')"
     picks = ", ".join(f"parts[{i}] AS f{i}" for i in range(1, fields + 1))
     wh.con.register("rh_lines", line_table(data))
     try:
@@ -73,13 +195,10 @@ def stage_fields(wh: Warehouse, path: str | Path, data: bytes, fields: int, tabl
             f"""
             CREATE OR REPLACE TEMP TABLE {table} AS
             WITH content AS (
-                SELECT line_no, trim(line, ' ' || chr(9) || chr(13) || chr(10)) AS line
-                FROM rh_lines
+                SELECT line_no, {content} AS line FROM rh_lines
             ),
             split AS (
-                SELECT line_no, string_split_regex(line, '[ \\t\\r]+') AS parts
-                FROM content
-                WHERE line <> '' AND NOT starts_with(line, '#')
+                SELECT line_no, CASE WHEN line = '' THEN [] ELSE {parts} END AS parts FROM content WHERE {kept}
             )
             SELECT line_no, {picks}, len(parts) AS nfields
             FROM split
@@ -88,3 +207,39 @@ def stage_fields(wh: Warehouse, path: str | Path, data: bytes, fields: int, tabl
     finally:
         wh.con.unregister("rh_lines")
     return wh.sql(f"SELECT count(*) FROM {table}")[0][0]
+
+
+def check_staged(wh: Warehouse, path: str | Path, table: str, fmt: LineFormat) -> None:
+    """Raise an InputError for the first staged line that breaks a check or repeats the key, if any,
+    counting the other bad lines."""
+    good = f"{table} WHERE ({fmt.rule}) IS NULL"
+    broken = wh.sql(f"SELECT count(*) FILTER (WHERE ({fmt.rule}) IS NOT NULL) FROM {table}")[0][0]
+    if not broken and not wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=good))[0][0]:
+        return
+    rows = wh.sql(
+        f"""
+        WITH keyed AS (
+            SELECT *, min(line_no) OVER (PARTITION BY {fmt.key}) AS first_line FROM {good}
+        ),
+        violations AS (
+            SELECT line_no, {fmt.rule} AS rule, {fmt.detail} AS detail FROM {table} WHERE ({fmt.rule}) IS NOT NULL
+            UNION ALL
+            SELECT line_no, {sql_text(fmt.duplicate)}, {fmt.duplicate_detail} FROM keyed WHERE line_no > first_line
+        )
+        SELECT line_no, rule, detail, count(*) OVER () AS total FROM violations ORDER BY line_no, rule LIMIT 1
+        """
+    )
+    if rows:
+        line, rule, detail, total = rows[0]
+        if total > 1:
+            detail += f"; {total - 1} more bad line{'s' if total > 2 else ''} in this file"
+        raise InputError(path, line, rule, detail)
+
+
+def stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: LineFormat, table: str) -> int:
+    """Stage the file's lines into TEMP `table` and check them (InputError for the first bad one); the line count."""
+    rows = stage_fields(wh, path, data, fmt.fields, table)
+    if rows == 0:
+        raise InputError(path, 1, f"no {fmt.what} lines in the file", "empty, or only blank and # lines")
+    check_staged(wh, path, table, fmt)
+    return rows

@@ -7,6 +7,10 @@ qrels - exactly 4 fields; a whole-number rel (negative allowed: trec_eval reads 
         judged"); one line per (qid, docno); at least one line.
 Blank lines and lines starting with `#` are skipped in both.
 
+`run_checks` is the one definition of a run line's rules, in SQL over a staged line (lines.stage_fields):
+this loader, the lanes study's lane-run loader and the stricter submission validator
+(rankhouse/runfiles.py) all start from it.
+
 A file in a simple layout (see lines.simple_separator) is first loaded optimistically, straight from
 DuckDB's CSV reader into its table, every rule enforced by NOT NULL columns or one check query; if
 anything is off, the transaction is rolled back and the file goes through the general reader, which
@@ -22,71 +26,62 @@ from pathlib import Path
 import duckdb
 
 from rankhouse.errors import InputError
-from rankhouse.loaders.lines import count_lines, simple_separator, stage_fields
+from rankhouse.loaders.lines import (
+    FIRST_LINE,
+    REPEATED_HASHES,
+    Check,
+    LineFormat,
+    count_lines,
+    field_count,
+    finite_number,
+    finite_value,
+    simple_separator,
+    stage_and_check,
+    whole_number,
+    whole_value,
+)
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
-# A whole number within +-2^53 (exact in a DOUBLE), as ranks and grades must be.
-WHOLE = "(TRY_CAST({0} AS DOUBLE) = floor(TRY_CAST({0} AS DOUBLE)) AND abs(TRY_CAST({0} AS DOUBLE)) < 9007199254740992)"
+RUN_FIELDS = "qid Q0 docno rank score tag"
+# Where a repeated (qid, docno) is first.
+FIRST_AT = "'qid ' || f1 || ', docno ' || f3 || ', ' || " + FIRST_LINE
+# A staged run line's rank and score, NULL where they break a rule of run_checks.
+RANK = whole_value("f4")
+SCORE = finite_value("f5")
+
+
+def run_checks(fields: str = RUN_FIELDS) -> tuple[Check, ...]:
+    """The rules of a TREC run line as trec_eval reads it: at least 6 fields (named `fields` in the rule),
+    a whole-number rank (f4), a numeric and finite score (f5)."""
+    return (field_count(fields, "nfields < 6"), whole_number("f4", "rank"), *finite_number("f5", "score"))
 
 
 @dataclass(frozen=True)
 class TrecFormat:
     """How one whitespace-separated format is read, checked and stored."""
 
-    what: str
-    fields: int
+    line: LineFormat  # the rules of a staged line
     csv_types: tuple[str, ...]  # the fast reader's column types
     select: str  # f1 .. fN and line_no into the table's columns; NULL where a value breaks a rule
-    rule: str  # the rule a staged line breaks, or NULL
-    detail: str  # what to show of a line that breaks a rule
-    duplicate: str  # the rule for a repeated (qid, docno), i.e. (f1, f3)
     key: str  # the table's (qid, docno) columns, for the duplicate check after a fast load
 
 
 RUN = TrecFormat(
-    what="run",
-    fields=6,
+    line=LineFormat("run", 6, run_checks(), "f1, f3", "duplicate document for this query", FIRST_AT),
     csv_types=("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR"),
-    select=f"""f1, f3, CASE WHEN {WHOLE.format("f4")} THEN CAST(CAST(f4 AS DOUBLE) AS BIGINT) END,
-               CASE WHEN isfinite(TRY_CAST(f5 AS DOUBLE)) THEN TRY_CAST(f5 AS DOUBLE) END, f6, line_no""",
-    rule=f"""CASE
-        WHEN nfields < 6 THEN 'expected 6 fields: qid Q0 docno rank score tag'
-        WHEN NOT coalesce({WHOLE.format("f4")}, false) THEN 'rank is not a whole number'
-        WHEN TRY_CAST(f5 AS DOUBLE) IS NULL THEN 'score is not a number'
-        WHEN NOT isfinite(TRY_CAST(f5 AS DOUBLE)) THEN 'score is NaN or infinite'
-    END""",
-    detail=f"""CASE
-        WHEN nfields < 6 THEN 'found ' || CAST(nfields AS VARCHAR)
-        WHEN NOT coalesce({WHOLE.format("f4")}, false) THEN 'rank ' || f4
-        ELSE 'score ' || f5
-    END""",
-    duplicate="duplicate document for this query",
+    select=f"f1, f3, {RANK}, {SCORE}, f6, line_no",
     key="qid, docno",
 )
 
+QRELS_CHECKS = (field_count("qid iter docno rel", "nfields <> 4"), whole_number("f4", "rel"))
 QRELS = TrecFormat(
-    what="qrels",
-    fields=4,
+    line=LineFormat("qrels", 4, QRELS_CHECKS, "f1, f3", "document judged twice for this query", FIRST_AT),
     csv_types=("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE"),
-    select=f"f1, f2, f3, CASE WHEN {WHOLE.format('f4')} THEN CAST(CAST(f4 AS DOUBLE) AS BIGINT) END, line_no",
-    rule=f"""CASE
-        WHEN nfields <> 4 THEN 'expected 4 fields: qid iter docno rel'
-        WHEN NOT coalesce({WHOLE.format("f4")}, false) THEN 'rel is not a whole number'
-    END""",
-    detail="CASE WHEN nfields <> 4 THEN 'found ' || CAST(nfields AS VARCHAR) ELSE 'rel ' || f4 END",
-    duplicate="document judged twice for this query",
+    select=f"f1, f2, f3, {whole_value('f4')}, line_no",
     key="qid, docno",
 )
-
-# How many hashes repeat, found by sorting them: cheaper than a hash aggregate over string pairs.
-# A collision only sends the file to the exact, slower query.
-REPEATED_HASHES = """
-    SELECT count(*) FILTER (WHERE repeated) FROM (
-        SELECT h = lag(h) OVER (ORDER BY h) AS repeated FROM (SELECT hash({key}) AS h FROM {rows})
-    )
-"""
 
 
 class _NotSimple(Exception):
@@ -130,40 +125,7 @@ def _insert_simple(
 
 def _stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: TrecFormat) -> None:
     """Stage every line with the general reader; raise an InputError for the first broken rule."""
-    if stage_fields(wh, path, data, fmt.fields, STAGED) == 0:
-        raise InputError(path, 1, f"no {fmt.what} lines in the file", "empty, or only blank and # lines")
-    broken = wh.sql(f"SELECT count(*) FILTER (WHERE ({fmt.rule}) IS NOT NULL) FROM {STAGED}")[0][0]
-    repeated = wh.sql(REPEATED_HASHES.format(key="f1, f3", rows=f"{STAGED} WHERE f3 IS NOT NULL"))[0][0]
-    if not broken and not repeated:
-        return
-    rows = wh.sql(
-        f"""
-        WITH repeated_keys AS (
-            SELECT f1, f3 FROM {STAGED} WHERE f3 IS NOT NULL GROUP BY f1, f3 HAVING count(*) > 1
-        ),
-        repeats AS (
-            SELECT line_no, f1, f3, min(line_no) OVER (PARTITION BY f1, f3) AS first_line
-            FROM {STAGED}
-            WHERE (f1, f3) IN (SELECT * FROM repeated_keys)
-        ),
-        violations AS (
-            SELECT line_no, {fmt.rule} AS rule, {fmt.detail} AS detail FROM {STAGED} WHERE ({fmt.rule}) IS NOT NULL
-            UNION ALL
-            SELECT line_no, '{fmt.duplicate}',
-                   'qid ' || f1 || ', docno ' || f3 || ', first at line ' || CAST(first_line AS VARCHAR)
-            FROM repeats
-            WHERE line_no > first_line
-        )
-        SELECT line_no, rule, detail, count(*) OVER () AS total
-        FROM violations
-        ORDER BY line_no, rule
-        LIMIT 1
-        """
-    )
-    line, rule, detail, total = rows[0]
-    if total > 1:
-        detail += f"; {total - 1} more bad line{'s' if total > 2 else ''} in this file"
-    raise InputError(path, line, rule, detail)
+    stage_and_check(wh, path, data, fmt.line, STAGED)
 
 
 def _load(
