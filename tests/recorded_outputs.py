@@ -34,8 +34,16 @@ LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line
 RELATIVE, ABSOLUTE = 4e-13, 2e-15
 NDCG_UNIT = 1e-11  # the evidence study's old nDCG@5: five DCG terms and five ideal ones, each to 1e-12
 IGNORED = {"/protocol_sha256", "/passage_scoring/scored_at", "/passage_scoring/seconds"}
-# study -> run files whose order of mathematically equal scores an exact key now decides (issue 12)
-CHANGED_BY_EXACT_TIES: dict[str, set[str]] = {}
+# What exact tie keys changed (issue 12), by study: run files whose order of mathematically equal scores,
+# or whose scores' last digit, moved; and the systems whose measures moved with their order (Fisher's
+# equal products reorder candidates from rank 3 down). Their values are not compared; the tie tests
+# (tests/test_exact_ties.py) check the new orders.
+CHANGED_BY_EXACT_TIES: dict[str, dict[str, set[str]]] = {
+    "fusion_banking77": {"files": {"runs/fisher.run", "runs/rrf.run"}, "systems": {"fisher"}},
+    "fusion_scifact": {"files": {"runs/fisher.run", "runs/rrf.run"}, "systems": {"fisher"}},
+    "lanes_subset": {"files": {"runs/combo.run", "runs/breadth.run"}, "systems": set()},
+    "lanes_banking77": {"files": {"runs/combo.run", "runs/breadth.run"}, "systems": set()},
+}
 
 
 def outputs(folder: Path) -> dict[str, bytes]:
@@ -85,9 +93,16 @@ def _close(old: object, new: object, where: str) -> bool:
     return math.isclose(old, new, rel_tol=RELATIVE, abs_tol=tolerance)
 
 
-def json_differences(old: object, new: object, path: str = "", tolerant: bool = True) -> list[str]:
-    """Every leaf that differs between two JSON documents, by its path (numbers as _close says, or exactly)."""
-    if path in IGNORED and tolerant:
+def json_differences(
+    old: object, new: object, path: str = "", tolerant: bool = True, skipped: frozenset[str] = frozenset()
+) -> list[str]:
+    """Every leaf that differs between two JSON documents, by its path (numbers as _close says, or
+    exactly); leaves under a key naming one of the `skipped` systems (or a contrast with one) are not
+    compared."""
+    if tolerant and (
+        path in IGNORED
+        or any(part.split(" - ")[0] in skipped or part.split(" - ")[-1] in skipped for part in path.split("/"))
+    ):
         return []
     if isinstance(old, dict) and isinstance(new, dict):
         found = []
@@ -95,10 +110,11 @@ def json_differences(old: object, new: object, path: str = "", tolerant: bool = 
             if key not in new or key not in old:
                 found.append(f"{path}/{key}: {'missing' if key not in new else 'new'}")
             else:
-                found += json_differences(old[key], new[key], f"{path}/{key}", tolerant)
+                found += json_differences(old[key], new[key], f"{path}/{key}", tolerant, skipped)
         return found
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [p for i, (a, b) in enumerate(zip(old, new)) for p in json_differences(a, b, f"{path}[{i}]", tolerant)]
+        pairs = enumerate(zip(old, new))
+        return [p for i, (a, b) in pairs for p in json_differences(a, b, f"{path}[{i}]", tolerant, skipped)]
     same = _close(old, new, path) if tolerant else (old == new and type(old) is type(new))
     return [] if same else [f"{path}: {old!r} -> {new!r}"]
 
@@ -113,8 +129,11 @@ def _cell(text: str) -> object:
             return text
 
 
-def csv_differences(name: str, old: bytes, new: bytes, tolerant: bool = True) -> list[str]:
-    """Cells that differ between two CSV files of the same shape (numbers as _close says, or exactly)."""
+def csv_differences(
+    name: str, old: bytes, new: bytes, tolerant: bool = True, skipped: frozenset[str] = frozenset()
+) -> list[str]:
+    """Cells that differ between two CSV files of the same shape (numbers as _close says, or exactly);
+    rows whose first cell is one of the `skipped` systems are not compared."""
     import csv
     import io
 
@@ -124,6 +143,8 @@ def csv_differences(name: str, old: bytes, new: bytes, tolerant: bool = True) ->
         return [f"{name}: {len(a)} rows with columns {a[:1]}, now {len(b)} rows with {b[:1]}"]
     found = []
     for number, (x, y) in enumerate(zip(a, b), start=1):
+        if tolerant and x and x[0] in skipped and x[0] == (y[0] if y else None):
+            continue
         for column, u, v in zip(a[0], x, y):
             if u != v and (not tolerant or not _close(_cell(u), _cell(v), f"{name}:{column}")):
                 found.append(f"{name}:{number}: {column} {u} -> {v}")
@@ -134,17 +155,18 @@ def differences(study: str, old: dict[str, bytes], new: dict[str, bytes], tolera
     """What differs between a study's record and its outputs now (see the module's docstring); `tolerant`
     False compares every byte and number exactly."""
     problems = []
-    ties = CHANGED_BY_EXACT_TIES.get(study, set()) if tolerant else set()
+    ties = CHANGED_BY_EXACT_TIES.get(study, {}) if tolerant else {}
+    files, systems = ties.get("files", set()), frozenset(ties.get("systems", set()))
     for name in sorted(set(old) | set(new)):
         if name not in new or name not in old:
             problems.append(f"{name}: {'missing' if name not in new else 'new'}")
-        elif old[name] == new[name] or name.removesuffix(".sha256") in ties:
+        elif old[name] == new[name] or name.removesuffix(".sha256") in files:
             continue
         elif name.endswith(".json"):
-            problems += [f"{name}: {p}" for p in json_differences(json.loads(old[name]), json.loads(new[name]), "",
-                                                                 tolerant)]  # fmt: skip
+            found = json_differences(json.loads(old[name]), json.loads(new[name]), "", tolerant, systems)
+            problems += [f"{name}: {p}" for p in found]
         elif name.endswith(".csv"):
-            problems += csv_differences(name, old[name], new[name], tolerant)
+            problems += csv_differences(name, old[name], new[name], tolerant, systems)
         else:
             problems.append(f"{name}: differs")
     return problems

@@ -10,6 +10,7 @@ import math
 import random
 import re
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -76,9 +77,10 @@ def chunks(text: str) -> list[tuple[int, str]]:
     return [(i * stride, text[i * stride : i * stride + SIZE]) for i in range(count)]
 
 
-def cume_dist(values: dict[str, float]) -> dict[str, float]:
+def cume_dist(values: dict[str, float]) -> dict[str, Fraction]:
+    """Each document's percentile, exactly: the share of documents whose value is at most its own."""
     n = len(values)
-    return {d: sum(1 for w in values.values() if w <= v) / n for d, v in values.items()}
+    return {d: Fraction(sum(1 for w in values.values() if w <= v), n) for d, v in values.items()}
 
 
 def orderings(topics: dict[str, dict], lengths: dict[str, int]) -> dict[str, dict[str, list[str]]]:
@@ -97,8 +99,9 @@ def orderings(topics: dict[str, dict], lengths: dict[str, int]) -> dict[str, dic
         for d in candidates:
             narrative = percentile["narrative"][d]
             ps = sorted((percentile[u][d] for u in subs), reverse=True)
-            facet = narrative if not ps else ps[0] if len(ps) == 1 else 0.7 * ps[0] + 0.3 * ps[1]
-            keys[d] = {"narrative": narrative, "combo": 0.5 * narrative + 0.5 * facet, "supported": 0, "strong": 0}
+            half, best, second = Fraction(1, 2), Fraction(7, 10), Fraction(3, 10)  # exact, as the seed's math
+            facet = narrative if not ps else ps[0] if len(ps) == 1 else best * ps[0] + second * ps[1]
+            keys[d] = {"narrative": narrative, "combo": half * narrative + half * facet, "supported": 0, "strong": 0}
         for u in subs:
             scores = {(d, c): s for (uu, d, c), s in passages.items() if uu == u}
             _, _, passes = robust(list(scores.values()))

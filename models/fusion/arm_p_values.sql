@@ -1,12 +1,13 @@
 -- name: arm_p_values
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
--- audits: not_null(arm, corpus, query_row, doc_row, score, p, reference_size); unique_grain; accepted_range(p, 0, 1)
+-- audits: not_null(arm, corpus, query_row, doc_row, score, exceedances, p, reference_size); unique_grain; accepted_range(p, 0, 1)
 -- description: The inclusive exceedance p-value of each candidate's score on each arm against that
 --   arm's null reference for the query (seed 003, eq. 1): p = (1 + #{reference scores >= s}) / (m + 1),
---   never below 1/(m + 1) (no zero tails). Reference scores sort before candidate scores on equal
---   values, so that >= counts the ties; equal raw scores get equal p-values.
+--   never below 1/(m + 1) (no zero tails); exceedances is its numerator 1 + #{reference scores >= s},
+--   an exact integer. Reference scores sort before candidate scores on equal values, so that >= counts
+--   the ties; equal raw scores get equal p-values.
 WITH pooled AS (
     SELECT arm, corpus, query_row, score, 1 AS is_reference, CAST(NULL AS BIGINT) AS doc_row
     FROM models.null_references
@@ -38,6 +39,7 @@ SELECT
     query_row,
     doc_row,
     score,
+    1 + references_at_or_above AS exceedances,
     (1 + references_at_or_above) / (reference_size + 1) AS p,
     reference_size
 FROM counted
