@@ -9,16 +9,7 @@
 --   (trec_eval's: gain = grade, ideal over every relevant document of the query, retrieved or not),
 --   R@100, RR@10, RR (0 when no relevant document is among the candidates) and Top-1 (P@1).
 WITH pivoted AS (
-    SELECT
-        system,
-        query,
-        max(CASE WHEN measure = 'nDCG@10' THEN value END) AS ndcg10,
-        max(CASE WHEN measure = 'R@100' THEN value END) AS recall100,
-        max(CASE WHEN measure = 'RR@10' THEN value END) AS rr10,
-        max(CASE WHEN measure = 'RR' THEN value END) AS rr,
-        max(CASE WHEN measure = 'Top-1' THEN value END) AS top1
-    FROM models.query_measures
-    GROUP BY system, query
+    {{ measures_by_query({"ndcg10": "nDCG@10", "recall100": "R@100", "rr10": "RR@10", "rr": "RR", "top1": "Top-1"}) | indent(4) }}
 )
 
 SELECT

@@ -10,15 +10,7 @@
 --   over every relevant document, retrieved or not) and RR (0 if no relevant document is a
 --   candidate); relevant = the topic's relevant documents, retrieved = k_t.
 WITH pivoted AS (
-    SELECT
-        system,
-        query,
-        max(CASE WHEN measure = 'P@10' THEN value END) AS p10,
-        max(CASE WHEN measure = 'R@10' THEN value END) AS r10,
-        max(CASE WHEN measure = 'nDCG@10' THEN value END) AS ndcg10,
-        max(CASE WHEN measure = 'RR' THEN value END) AS rr
-    FROM models.query_measures
-    GROUP BY system, query
+    {{ measures_by_query({"p10": "P@10", "r10": "R@10", "ndcg10": "nDCG@10", "rr": "RR"}) | indent(4) }}
 ),
 
 sizes AS (

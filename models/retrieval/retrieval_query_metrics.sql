@@ -10,17 +10,7 @@
 --   ndcg10 = nDCG@10 (binary: every judgment has grade 1), p5 = P@5; relevant = the query's relevant
 --   documents; class = its intent.
 WITH pivoted AS (
-    SELECT
-        system,
-        query,
-        max(CASE WHEN measure = 'Top-1' THEN value END) AS top1,
-        max(CASE WHEN measure = 'Hit@5' THEN value END) AS hit5,
-        max(CASE WHEN measure = 'R@5' THEN value END) AS recall5,
-        max(CASE WHEN measure = 'RR' THEN value END) AS rr,
-        max(CASE WHEN measure = 'nDCG@10' THEN value END) AS ndcg10,
-        max(CASE WHEN measure = 'P@5' THEN value END) AS p5
-    FROM models.query_measures
-    GROUP BY system, query
+    {{ measures_by_query({"top1": "Top-1", "hit5": "Hit@5", "recall5": "R@5", "rr": "RR", "ndcg10": "nDCG@10", "p5": "P@5"}) | indent(4) }}
 )
 
 SELECT

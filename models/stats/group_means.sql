@@ -8,7 +8,6 @@
 --   `macro_measures` names, the mean over query groups of each group's mean, reported as
 --   `macro-<measure>`; the groups come from the model `query_groups` names (columns query,
 --   query_group), queries counts the queries in the groups.
-{% if macro_measures -%}
 WITH group_values AS (
     SELECT q.study, q.system, s.subset, q.measure, g.query_group, {{ mean('q.value') }} AS value,
         count(*) AS queries
@@ -29,14 +28,3 @@ SELECT
     sum(queries) AS queries
 FROM group_values
 GROUP BY study, system, subset, measure
-{%- else -%}
-SELECT
-    CAST(NULL AS VARCHAR) AS study,
-    CAST(NULL AS VARCHAR) AS system,
-    CAST(NULL AS VARCHAR) AS subset,
-    CAST(NULL AS VARCHAR) AS measure,
-    CAST(NULL AS DOUBLE) AS value,
-    CAST(NULL AS BIGINT) AS groups,
-    CAST(NULL AS BIGINT) AS queries
-WHERE false
-{%- endif %}

@@ -93,70 +93,53 @@ plan_sizes AS (
     GROUP BY m.study, m.subset
 ),
 
+observed AS (
+    SELECT
+        study,
+        subset,
+        {%- for column in columns %}
+        {{ mean('d' ~ loop.index ~ ' / 1e17') }} AS d{{ loop.index }}{{ "," if not loop.last }}
+        {%- endfor %}
+    FROM member_differences
+    GROUP BY study, subset
+),
+
 intervals AS (
     {%- for a, b, measure in columns %}
     SELECT
-        study,
-        subset,
+        r.study,
+        r.subset,
         {{ a | literal }} AS system_a,
         {{ b | literal }} AS system_b,
         {{ measure | literal }} AS measure,
-        {{ percentile_interval("d" ~ loop.index, interval_level) | indent(8) }},
+        max(o.d{{ loop.index }}) AS mean,
+        {{ percentile_interval("r.d" ~ loop.index, interval_level) | indent(8) }},
         count(*) AS replicates
-    FROM replicates
-    GROUP BY study, subset
-    {{ "UNION ALL" if not loop.last }}
-    {%- endfor %}
-),
-
-observed AS (
-    {%- for a, b, measure in columns %}
-    SELECT
-        study,
-        subset,
-        {{ a | literal }} AS system_a,
-        {{ b | literal }} AS system_b,
-        {{ measure | literal }} AS measure,
-        {{ mean('d' ~ loop.index ~ ' / 1e17') }} AS mean
-    FROM member_differences
-    GROUP BY study, subset
+    FROM replicates AS r
+    JOIN observed AS o ON o.study = r.study AND o.subset = r.subset
+    GROUP BY r.study, r.subset
     {{ "UNION ALL" if not loop.last }}
     {%- endfor %}
 )
 
 SELECT
-    o.study,
-    o.subset,
-    o.system_a,
-    o.system_b,
-    o.system_a || ' - ' || o.system_b AS contrast,
-    o.measure,
-    o.mean,
+    i.study,
+    i.subset,
+    i.system_a,
+    i.system_b,
+    i.system_a || ' - ' || i.system_b AS contrast,
+    i.measure,
+    i.mean,
     i.ci_low,
     i.ci_high,
     i.replicates,
     z.queries,
     z.plan_units,
     z.plan_units - z.resampled AS plan_excess
-FROM observed AS o
-JOIN intervals AS i
-    ON i.study = o.study AND i.subset = o.subset AND i.system_a = o.system_a AND i.system_b = o.system_b
-    AND i.measure = o.measure
-JOIN plan_sizes AS z ON z.study = o.study AND z.subset = o.subset
+FROM intervals AS i
+JOIN plan_sizes AS z ON z.study = i.study AND z.subset = i.subset
 {%- else -%}
-SELECT
-    CAST(NULL AS VARCHAR) AS study,
-    CAST(NULL AS VARCHAR) AS subset,
-    CAST(NULL AS VARCHAR) AS system_a,
-    CAST(NULL AS VARCHAR) AS system_b,
-    CAST(NULL AS VARCHAR) AS contrast,
-    CAST(NULL AS VARCHAR) AS measure,
-    CAST(NULL AS DOUBLE) AS mean,
-    CAST(NULL AS DOUBLE) AS ci_low,
-    CAST(NULL AS DOUBLE) AS ci_high,
-    CAST(NULL AS BIGINT) AS replicates,
-    CAST(NULL AS BIGINT) AS queries,
-    CAST(NULL AS BIGINT) AS plan_units,
-    CAST(NULL AS BIGINT) AS plan_excess
-WHERE false
+{{ no_rows({"study": "VARCHAR", "subset": "VARCHAR", "system_a": "VARCHAR", "system_b": "VARCHAR", "contrast": "VARCHAR",
+            "measure": "VARCHAR", "mean": "DOUBLE", "ci_low": "DOUBLE", "ci_high": "DOUBLE", "replicates": "BIGINT",
+            "queries": "BIGINT", "plan_units": "BIGINT", "plan_excess": "BIGINT"}) }}
 {%- endif %}

@@ -52,11 +52,28 @@ def write_json(path: Path, document: dict) -> Path:
     return path
 
 
-def write_ranked_run(path: Path, rows: list[tuple], tag: str) -> Path:
-    """Write (qid, docno, rank, score) rows as a six-field TREC run with `tag` (scores at full precision)."""
-    with path.open("w") as handle:
-        handle.writelines(f"{qid} Q0 {doc} {rank} {score!r} {tag}\n" for qid, doc, rank, score in rows)
-    return path
+def write_runs(study: Study, folder: Path, sql: str, params: list | None = None) -> list[Path]:
+    """Write `folder/<system>.run` for every system of a query's (system, qid, docno, rank, score) rows,
+    in the query's order, as six-field TREC runs tagged with the system (scores at full precision)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    handle, current = None, None
+    cursor = study.wh.con.execute(sql, params)
+    try:
+        while rows := cursor.fetchmany(100_000):  # the rows come ordered by system: one file at a time
+            for system, qid, doc, rank, score in rows:
+                if system != current:
+                    if handle is not None:
+                        handle.close()
+                    current = system
+                    written.append(folder / f"{system}.run")
+                    handle = written[-1].open("w")
+                handle.write(f"{qid} Q0 {doc} {rank} {score!r} {system}\n")
+    finally:
+        if handle is not None:
+            handle.close()
+        cursor.fetchall()  # DuckDB 2: a result left open blocks the connection's next statement
+    return written
 
 
 def measure_block(rows: list[tuple]) -> dict:

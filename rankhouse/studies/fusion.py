@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies.common import header, write_csv, write_json, write_ranked_run
+from rankhouse.studies.common import header, write_csv, write_json, write_runs
 from rankhouse.study import Evaluation, Study
 
 ARMS = ["bm25", "dense"]
@@ -90,18 +90,14 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     }  # fmt: skip
     for name, (columns, sql) in label_free.items():
         written.append(write_csv(out / name, columns, wh.sql(sql)))
-    runs = out / "runs"
-    runs.mkdir(exist_ok=True)
-    for (rule,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings ORDER BY 1"):
-        rows = wh.sql(
-            "SELECT q.qid, d.doc_id, r.rank, r.score FROM models.fused_rankings AS r "
-            "JOIN models.queries AS q ON q.corpus = r.corpus AND q.query_row = r.query_row "
-            "JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.doc_row "
-            "WHERE r.rule = ? ORDER BY r.query_row, r.rank",
-            [rule],
-        )
-        written.append(write_ranked_run(runs / f"{rule}.run", rows, rule))
-    return written
+    return written + write_runs(
+        study,
+        out / "runs",
+        "SELECT r.rule, q.qid, d.doc_id, r.rank, r.score FROM models.fused_rankings AS r "
+        "JOIN models.queries AS q ON q.corpus = r.corpus AND q.query_row = r.query_row "
+        "JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.doc_row "
+        "ORDER BY r.rule, r.query_row, r.rank",
+    )
 
 
 def table(study: Study, evaluation: Evaluation) -> str:

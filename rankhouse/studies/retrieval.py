@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies.common import header, measure_block, write_csv, write_json, write_ranked_run
+from rankhouse.studies.common import header, measure_block, write_csv, write_json, write_runs
 from rankhouse.study import Evaluation, Study
 
 
@@ -77,17 +77,12 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
         ),
     )
     written = [document, per_query, classes]
-    runs = out / "runs"
-    runs.mkdir(exist_ok=True)
-    for (method,) in study.wh.sql("SELECT DISTINCT method FROM models.retrieval_runs ORDER BY 1"):
-        rows = study.wh.sql(
-            "SELECT r.qid, r.doc_id, r.rank, r.score FROM models.retrieval_runs AS r "
-            "JOIN models.queries AS q ON q.corpus = r.corpus AND q.qid = r.qid "
-            "WHERE r.method = ? ORDER BY q.query_row, r.rank",
-            [method],
-        )
-        written.append(write_ranked_run(runs / f"{method}.run", rows, method))
-    return written
+    return written + write_runs(
+        study,
+        out / "runs",
+        "SELECT r.method, r.qid, r.doc_id, r.rank, r.score FROM models.retrieval_runs AS r "
+        "JOIN models.queries AS q ON q.corpus = r.corpus AND q.qid = r.qid ORDER BY r.method, q.query_row, r.rank",
+    )
 
 
 def table(study: Study, evaluation: Evaluation) -> str:
