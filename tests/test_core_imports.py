@@ -1,0 +1,53 @@
+"""The core knows no study (issue 12): the warehouse package and the study runner import no study's
+module, statically or when a warehouse is opened and models run; studies plug in through registries
+(loaders.LOADERS, functions.FUNCTIONS, generators.GENERATORS, studies.WRITERS) that name modules as text."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from rankhouse.paths import PACKAGE
+
+# The modules of studies: their writers and Python steps, the greedy selection, passage scoring, run-file fusion.
+STUDY_MODULES = ("rankhouse.studies", "rankhouse.select", "rankhouse.lanes", "rankhouse.fusion", "rankhouse.runfiles")
+CORE = [PACKAGE / "warehouse", PACKAGE / "study.py", PACKAGE / "functions.py", PACKAGE / "generators.py",
+        PACKAGE / "measures.py", PACKAGE / "evaluation.py"]  # fmt: skip
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth of its code (function-level imports included)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_no_core_file_imports_a_study_module():
+    files = [p for item in CORE for p in (sorted(item.rglob("*.py")) if item.is_dir() else [item])]
+    assert len(files) >= 10
+    found = {
+        (str(path.relative_to(PACKAGE)), module)
+        for path in files
+        for module in imported_modules(path)
+        if module.startswith(STUDY_MODULES)
+    }
+    assert found == set()
+
+
+def test_opening_a_warehouse_and_running_the_measures_loads_no_study_module():
+    code = (
+        "import sys; from rankhouse.warehouse import Warehouse; from rankhouse.evaluation import evaluate; "
+        "from rankhouse.study import Study; "
+        "wh = Warehouse(':memory:'); "
+        f"evaluate(wh, {str(Path(__file__).parent / 'fixtures/tiny/qrels.txt')!r}, "
+        f"[{str(Path(__file__).parent / 'fixtures/tiny/run_a.txt')!r}], ['nDCG@3', 'P@2']); "
+        f"print(sorted(m for m in sys.modules if m.startswith({STUDY_MODULES!r})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
