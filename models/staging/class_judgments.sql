@@ -4,7 +4,6 @@
 -- grain: query_key, doc_key
 -- audits:
 -- parameters: corpus = "banking77"
--- materialized: view
 -- description: Class labels as relevance judgments (seed 004: a training message is relevant to a test
 --   query of the same intent), grade 1, for a corpus's rankings keyed by row numbers (query_key =
 --   query_row, doc_key = doc_row; query_id = qid).

@@ -4,7 +4,6 @@
 -- grain: query_key, doc_key
 -- audits: not_null(query_key, doc_key, grade)
 -- parameters: corpus = "banking77"
--- materialized: view
 -- description: TREC qrels (e.g. BEIR's) as judgments of a loaded corpus's rankings: the grades above 0
 --   of the corpus's queries and documents, keyed by their row numbers (query_key = query_row, doc_key =
 --   doc_row; query_id = qid). A judged document that is not in the corpus is left out, as is a query

@@ -4,7 +4,6 @@
 -- grain: query_key, doc_key
 -- audits:
 -- parameters: bundle = "evidence_demo"
--- materialized: view
 -- description: Every member of every evidence task's judged pool as a judgment (seed 000's pooled
 --   nDCG5): query_key = query_id = the task, query_order = its position in tasks.jsonl, doc_key = the
 --   document, grade = the judges' mean grade (0 where nobody judged the pair), whose exponential gain
