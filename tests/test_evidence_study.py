@@ -372,6 +372,35 @@ def test_selections_recompute_from_the_exported_bundle_alone(demo):
         assert [d for _, d, _ in sorted(b.runs[("typed", task_id)])[:5]] == demo.selected[(task_id, "typed")]
 
 
+def test_the_sql_objective_is_the_greedys_python_objective_on_every_demo_selection(demo):
+    # F(S) has two definitions that must agree: the coverage_objective macro (evidence_objective) and
+    # the greedy UDF's own (rankhouse/select.py objective and greedy_steps), over the same gains/penalties
+    wh = demo.wh
+    gains: dict[str, dict[int, dict[str, float]]] = {}
+    for task_id, facet, doc_id, gain in wh.sql("SELECT task_id, facet, doc_id, gain FROM models.evidence_facet_gains"):
+        gains.setdefault(task_id, {}).setdefault(facet, {})[doc_id] = gain
+    penalty = {
+        (t, a, b): p
+        for t, a, b, p in wh.sql("SELECT task_id, doc_a, doc_b, penalty FROM models.evidence_pair_penalties")
+    }
+    steps = wh.sql("SELECT method, task_id, rank, doc_id, objective, gain FROM models.evidence_objective ORDER BY ALL")
+    checked = 0
+    for (method, task_id), rows in itertools.groupby(steps, key=lambda r: (r[0], r[1])):
+        rows = list(rows)
+        pool = sorted(gains[task_id][0])
+        matrix = [[gains[task_id][f][d] for d in pool] for f in sorted(gains[task_id])]
+        pairs = [[penalty.get((task_id, min(a, b), max(a, b)), 0.0) for b in pool] for a in pool]
+        members = [pool.index(doc_id) for _, _, _, doc_id, _, _ in rows]
+        for k, (_, _, _, _, value, _) in enumerate(rows, start=1):
+            assert value == pytest.approx(objective(matrix, pairs, members[:k]), abs=1e-12), (method, task_id, k)
+        if method == "coverage":
+            greedy = greedy_steps(pool, matrix, pairs, len(rows))
+            assert [d for d, _ in greedy] == [r[3] for r in rows], task_id
+            assert [g for _, g in greedy] == pytest.approx([r[5] for r in rows], abs=1e-12), task_id
+        checked += 1
+    assert checked == 3 * len(demo.bundle.tasks)  # coverage, dense and typed for every task
+
+
 def tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.lower())
 
