@@ -145,6 +145,7 @@ def evaluate(
     P_10                  	all	0.3000
     """
     measures = parse_measures(measure_specs)
+    wh.check_gate()  # a study's warehouse refuses here, before anything is loaded into it
     loaded = [load_qrels(wh, qrels)]
     run_ids = []
     for path in runs:

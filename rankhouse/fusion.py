@@ -88,18 +88,13 @@ def write_fused_run(wh: Warehouse, rule: str, path: str | Path, tag: str | None 
     if not lines:
         known = [r for (r,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings ORDER BY rule")]
         raise RankhouseError(f"no fused ranking for rule {rule!r}; known: {', '.join(known) or 'none'}")
-    target = str(path).replace("'", "''")
-    wh.sql(
-        f"""
-        COPY (
-            SELECT concat_ws(' ', q.qid, 'Q0', d.docno, f.rank, CAST(f.score AS VARCHAR), $tag)
-            FROM models.fused_rankings AS f
-            JOIN models.run_query_keys AS q ON q.query_row = f.query_row
-            JOIN models.run_document_keys AS d ON d.doc_row = f.doc_row
-            WHERE {where}
-            ORDER BY q.qid, f.rank
-        ) TO '{target}' (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER '\t')
-        """,
-        {**params, "tag": tag},
-    )
+    lines_sql = f"""
+        SELECT concat_ws(' ', q.qid, 'Q0', d.docno, f.rank, CAST(f.score AS VARCHAR), $tag) AS line
+        FROM models.fused_rankings AS f
+        JOIN models.run_query_keys AS q ON q.query_row = f.query_row
+        JOIN models.run_document_keys AS d ON d.doc_row = f.doc_row
+        WHERE {where}
+        ORDER BY q.qid, f.rank
+    """
+    wh.export_lines(lines_sql, {**params, "tag": tag}, path)
     return lines

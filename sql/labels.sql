@@ -13,6 +13,15 @@ CREATE TABLE IF NOT EXISTS meta.sources (
     PRIMARY KEY (table_name, name)
 );
 
+-- The warehouse and studies these labels belong to: written by the warehouse that loads them, once it
+-- holds a study; such a labels file is opened (or written) by no other warehouse.
+CREATE TABLE IF NOT EXISTS meta.owner (
+    warehouse_id  VARCHAR   NOT NULL,
+    warehouse     VARCHAR   NOT NULL,  -- its path when bound, for messages
+    study         VARCHAR   NOT NULL,
+    bound_at      TIMESTAMP NOT NULL
+);
+
 -- TREC qrels: `qid iter docno rel`. A negative rel means "in the pool but not judged" (trec_eval).
 CREATE TABLE IF NOT EXISTS qrels (
     qid    VARCHAR NOT NULL,

@@ -4,6 +4,13 @@ CREATE SCHEMA IF NOT EXISTS raw;
 CREATE SCHEMA IF NOT EXISTS models;
 CREATE SCHEMA IF NOT EXISTS meta;
 
+-- The warehouse's identity (a random id made when the file is created): its labels file records it,
+-- so that no other warehouse opens them (rankhouse/warehouse/connection.py).
+CREATE TABLE IF NOT EXISTS meta.warehouse (
+    id          VARCHAR   NOT NULL,
+    created_at  TIMESTAMP NOT NULL
+);
+
 -- One row per loaded file and name; loading the same bytes under the same name is a no-op.
 CREATE TABLE IF NOT EXISTS meta.sources (
     table_name  VARCHAR   NOT NULL,  -- the table the rows went to, e.g. 'raw.runs'
@@ -46,7 +53,16 @@ CREATE TABLE IF NOT EXISTS meta.studies (
     registered_at    TIMESTAMP NOT NULL
 );
 
--- A mirror of the freeze files (freezes/<study>-<n>.json), which are the record; repaired from them.
+-- What each model's last build left in the catalog: the SHA-256 of its view's or table's definition
+-- (duckdb_views().sql, duckdb_tables().sql), so that an object redefined by hand is not taken for it.
+CREATE TABLE IF NOT EXISTS meta.model_objects (
+    model              VARCHAR NOT NULL,
+    fingerprint        VARCHAR NOT NULL,
+    definition_sha256  VARCHAR NOT NULL
+);
+
+-- The freeze files (freezes/<study>-<n>.json) this warehouse wrote, each with its SHA-256: a file
+-- without its row is never trusted (rankhouse/warehouse/freeze.py).
 CREATE TABLE IF NOT EXISTS meta.freezes (
     freeze_id        VARCHAR   NOT NULL PRIMARY KEY,  -- <study>-<n>
     study            VARCHAR   NOT NULL,

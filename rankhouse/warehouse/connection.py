@@ -6,8 +6,10 @@ import math
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -17,6 +19,15 @@ from rankhouse.paths import read_sql
 
 DEFAULT_DB = "rankhouse.duckdb"
 MEMORY = ":memory:"
+
+
+@dataclass(frozen=True)
+class LabelsOwner:
+    """A row of a labels file's meta.owner: the warehouse (id and path) and study it belongs to."""
+
+    warehouse_id: str
+    warehouse: str
+    study: str
 
 
 def labels_path_for(db: str | Path) -> str:
@@ -47,13 +58,12 @@ class Warehouse:
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
-        self._tmpdir: str | None = None
+        # An in-memory warehouse gets a throw-away directory: its labels file (unless one is given), so
+        # that labels keep the same rules (separate file, read-only gate) everywhere, and its spill space.
+        self._tmpdir = tempfile.mkdtemp(prefix="rankhouse-") if self.path == MEMORY else None
         if labels is not None:
             self.labels_path = str(labels)
-        elif self.path == MEMORY:
-            # An in-memory warehouse gets a throw-away labels file, so that labels keep the same
-            # rules (separate file, read-only gate) everywhere.
-            self._tmpdir = tempfile.mkdtemp(prefix="rankhouse-")
+        elif self._tmpdir:
             self.labels_path = str(Path(self._tmpdir) / "labels.duckdb")
         else:
             self.labels_path = labels_path_for(self.path)
@@ -68,9 +78,48 @@ class Warehouse:
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
         self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
-        if not self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
+        self.writable = self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] != "read_only"
+        if self.writable:
             self.con.execute(read_sql("warehouse.sql"))
+            if not self.con.execute("SELECT 1 FROM meta.warehouse").fetchall():
+                self.con.execute("INSERT INTO meta.warehouse VALUES (?, current_localtimestamp())", [str(uuid.uuid4())])
         self.catalog = self.con.execute("SELECT current_database()").fetchall()[0][0]
+        self.id = self._identity()
+        self._files: duckdb.DuckDBPyConnection | None = None
+        self._main_con = self.con
+        if self.writable:
+            self._forbid_files()
+
+    def _identity(self) -> str | None:
+        """The warehouse's id (meta.warehouse), which its labels file records; None in a warehouse made
+        before ids existed and opened read-only."""
+        if not self.table_exists("meta.warehouse"):
+            return None
+        rows = self.sql("SELECT id FROM meta.warehouse")
+        return rows[0][0] if rows else None
+
+    def _forbid_files(self) -> None:
+        """From here on, SQL on this connection opens no file: not the labels file, not an input, not
+        an export (models are built here). Only DuckDB's own spill directory stays usable. Loaders read
+        files in `files`, a separate connection, and the gate is a copy (open_gate)."""
+        spill = Path(self._tmpdir or self.path + ".tmp") / ("spill" if self._tmpdir else "")
+        spill = str(spill.resolve())
+        self.con.execute(f"SET temp_directory = '{_quote(spill)}'")
+        self.con.execute(f"SET allowed_directories = ['{_quote(spill)}/']")
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET python_enable_replacements = false")  # no Python variables as tables either
+
+    @property
+    def files(self) -> duckdb.DuckDBPyConnection:
+        """A separate in-memory DuckDB connection that may read and write files, for loaders (DuckDB's
+        CSV reader) and exports; hand its results to the warehouse as Arrow.
+
+        >>> wh.files.execute("SELECT count(*) FROM read_csv('runs.txt')").fetchall()  # doctest: +SKIP
+        """
+        if self._files is None:
+            self._files = duckdb.connect()
+            self._files.execute("SET enable_progress_bar = false")
+        return self._files
 
     # -- plumbing -----------------------------------------------------------------------------
     def sql(self, query: str, params: list | tuple | dict | None = None) -> list[tuple]:
@@ -124,6 +173,19 @@ class Warehouse:
         finally:
             self.con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_DEFAULT_BITS}")
 
+    def export_lines(self, query: str, params: dict | list | None, path: str | Path) -> None:
+        """Write a one-column query's rows to `path`, one line each, in order (through `files`: the
+        warehouse's connection writes no file)."""
+        reader = self.con.sql(query, params=params).to_arrow_reader(1 << 17)
+        self.files.register("rh_export_lines", reader)
+        try:
+            self.files.execute(
+                f"COPY rh_export_lines TO '{_quote(str(path))}' "
+                "(FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER '\t')"
+            )
+        finally:
+            self.files.unregister("rh_export_lines")
+
     # -- labels and the gate ------------------------------------------------------------------
     def attached(self) -> set[str]:
         """Names of the attached catalogs."""
@@ -131,18 +193,78 @@ class Warehouse:
 
     @contextmanager
     def labels(self) -> Iterator[str]:
-        """Attach the labels file read-write as catalog `labels` for the block (loaders only)."""
-        if "gate" in self.attached():
-            self.close_gate()
-        self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS labels")
+        """For the block, `sql`, `con` and `transaction` work on a separate in-memory connection that has
+        the labels file attached read-write as catalog `labels` (and may read files, for the loaders);
+        the warehouse's own connection never opens the labels file for writing. Loaders only.
+
+        The labels file is bound to this warehouse and to the studies it holds (its meta.owner); a
+        labels file bound to a study of another warehouse is refused.
+        """
+        self.close_gate()
+        self._check_owner(writing=True)
+        side = duckdb.connect()
+        side.execute("SET enable_progress_bar = false")
+        side.execute(f"ATTACH '{_quote(self.labels_path)}' AS labels")
         try:
-            self.con.execute("USE labels")
-            self.con.execute(read_sql("labels.sql"))
-            self.con.execute(f"USE {self.catalog}")
+            side.execute("USE labels")
+            side.execute(read_sql("labels.sql"))
+            side.execute("USE memory")
+            self._bind_labels(side)
+            self.con = side
             yield "labels"
         finally:
-            self.con.execute(f"USE {self.catalog}")
-            self.con.execute("DETACH labels")
+            self.con = self._main_con
+            side.execute("USE memory")
+            side.execute("DETACH labels")
+            side.close()
+
+    def _bind_labels(self, side: duckdb.DuckDBPyConnection) -> None:
+        """Record in the attached labels file that it belongs to this warehouse and its studies."""
+        bound = {row[0] for row in side.execute("SELECT study FROM labels.meta.owner").fetchall()}
+        for study in sorted(set(self.studies()) - bound):
+            side.execute(
+                "INSERT INTO labels.meta.owner VALUES (?, ?, ?, current_localtimestamp())",
+                [self.id, self.path, study],
+            )
+
+    def bind_labels(self) -> None:
+        """Bind an existing labels file to the studies this warehouse holds (a new study's prepare)."""
+        if Path(self.labels_path).exists():
+            with self.labels():
+                pass
+
+    def labels_owners(self) -> list[LabelsOwner]:
+        """Who the labels file belongs to (warehouse and study), read without opening it to anyone."""
+        if not Path(self.labels_path).exists():
+            return []
+        side = duckdb.connect()
+        try:
+            side.execute(f"ATTACH '{_quote(self.labels_path)}' AS labels (READ_ONLY)")
+            exists = side.execute(
+                "SELECT 1 FROM duckdb_tables() WHERE database_name = 'labels' AND schema_name = 'meta' "
+                "AND table_name = 'owner'"
+            ).fetchall()
+            rows = side.execute("SELECT * FROM labels.meta.owner ORDER BY study").fetchall() if exists else []
+        except duckdb.Error as exc:
+            raise RankhouseError(f"cannot read the labels file {self.labels_path}: {exc}") from None
+        finally:
+            side.close()
+        return [LabelsOwner(warehouse_id, warehouse, study) for warehouse_id, warehouse, study, _ in rows]
+
+    def _check_owner(self, writing: bool = False) -> list[LabelsOwner]:
+        """The labels file's owners; an error if it belongs to a study of another warehouse."""
+        owners = self.labels_owners()
+        foreign = [o for o in owners if o.warehouse_id != self.id]
+        if foreign:
+            studies = ", ".join(sorted({o.study for o in foreign}))
+            where = foreign[0].warehouse
+            action = "written to" if writing else "opened"
+            raise RankhouseError(
+                f"the labels file {self.labels_path} belongs to study {studies} of warehouse {where}: it is "
+                f"{action} only there, by `rankhouse study evaluate` or by `rankhouse query --db {where} --study "
+                "PROTOCOL` once the study's freeze verifies"
+            )
+        return owners
 
     def studies(self) -> list[str]:
         """The studies this warehouse holds (registered by `rankhouse study prepare`)."""
@@ -150,24 +272,57 @@ class Warehouse:
             return []
         return [row[0] for row in self.sql("SELECT study FROM meta.studies ORDER BY study")]
 
-    def open_gate(self, verified_freeze: str | None = None) -> None:
-        """Attach the labels file read-only as catalog `gate` (creating an empty one if missing).
-
-        A warehouse that holds a study opens its labels only for a freeze that has just verified
-        (`rankhouse study evaluate` passes its id); anything else is refused.
-        """
-        if "gate" in self.attached():
-            return
-        held = self.studies()
+    def check_gate(self, verified_freeze: str | None = None) -> None:
+        """Raise the error open_gate would raise, without opening anything (commands check this before
+        they write anything)."""
+        owners = self._check_owner()
+        held = sorted(set(self.studies()) | {o.study for o in owners})
         if held and verified_freeze is None:
             raise RankhouseError(
                 f"this warehouse holds study {', '.join(held)}: its labels open only through "
                 "`rankhouse study evaluate`, after the study's freeze verifies"
             )
+
+    def open_gate(self, verified_freeze: str | None = None) -> None:
+        """Make the labels readable as the read-only catalog `gate` (an empty one if there are none).
+
+        A warehouse that holds a study (or whose labels file belongs to one) opens its labels only for
+        a freeze that has just verified (`rankhouse study evaluate` passes its id); anything else is
+        refused. On a writable warehouse, whose connection opens no file, `gate` is an in-memory copy
+        of the labels file's tables; on a read-only one (analysts' queries), the file attached read-only.
+        """
+        if "gate" in self.attached():
+            return
+        self.check_gate(verified_freeze)
         if not Path(self.labels_path).exists():
             with self.labels():
                 pass
-        self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS gate (READ_ONLY)")
+        if not self.writable:
+            self.con.execute(f"ATTACH '{_quote(self.labels_path)}' AS gate (READ_ONLY)")
+            return
+        side = duckdb.connect()
+        try:
+            side.execute(f"ATTACH '{_quote(self.labels_path)}' AS labels (READ_ONLY)")
+            tables = side.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'labels' ORDER BY ALL"
+            ).fetchall()
+            self.con.execute("ATTACH ':memory:' AS gate")
+            self.con.execute("USE gate")
+            self.con.execute(read_sql("labels.sql"))
+            self.con.execute(f"USE {self.catalog}")
+            for schema, table in tables:
+                rows = side.sql(f'SELECT * FROM labels."{schema}"."{table}"').to_arrow_table()
+                self.con.register("rh_gate_rows", rows)
+                try:
+                    self.con.execute(f'CREATE OR REPLACE TABLE gate."{schema}"."{table}" AS FROM rh_gate_rows')
+                finally:
+                    self.con.unregister("rh_gate_rows")
+        except BaseException:
+            self.con.execute(f"USE {self.catalog}")
+            self.close_gate()
+            raise
+        finally:
+            side.close()
 
     def lock_down(self) -> None:
         """No files, no ATTACH, no settings changes from here on (for analysts' queries and shells)."""
@@ -180,8 +335,10 @@ class Warehouse:
             self.con.execute("DETACH gate")
 
     def close(self) -> None:
-        """Close the connection and remove a throw-away labels file."""
+        """Close the connections and remove a throw-away labels file."""
         self.con.close()
+        if self._files is not None:
+            self._files.close()
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
