@@ -49,12 +49,12 @@ from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
-    mirror_freezes,
+    check_recorded,
     read_freezes,
     table_digest,
     write_freeze,
 )
-from rankhouse.warehouse.runner import ModelRun, Runner
+from rankhouse.warehouse.runner import ModelRun, Runner, user_functions
 
 
 @dataclass(frozen=True)
@@ -218,10 +218,9 @@ class Study:
         return Runner(self.wh, self.project, self.parameters)
 
     def freezes(self) -> list[Freeze]:
-        """This study's freeze files, oldest first (meta.freezes is brought in line with them)."""
+        """This study's freeze files, oldest first: a checked chain, every file one this warehouse wrote."""
         found = read_freezes(self.freezes_dir, self.protocol.name)
-        if not self.wh.read_only:
-            mirror_freezes(self.wh, found)
+        check_recorded(self.wh, self.protocol.name, found, f"rankhouse study status {self.protocol.path}")
         return found
 
     def _register(self) -> None:
@@ -231,6 +230,7 @@ class Study:
                 "INSERT INTO meta.studies VALUES (?, ?, current_localtimestamp())",
                 [self.protocol.name, str(self.protocol.path)],
             )
+        self.wh.bind_labels()
 
     def check_inputs(self, inputs: tuple[Input, ...] | None = None) -> dict[str, str]:
         """SHA-256 of every input file, which must match the protocol; an error names each that does not."""
@@ -313,14 +313,14 @@ class Study:
                     frozen[ref] = ()
         return dict(sorted(frozen.items()))
 
-    def _table_digests(self) -> dict[str, dict | None]:
+    def _table_digests(self, export: str = CANONICAL_EXPORT) -> dict[str, dict | None]:
         """SHA-256 of the canonical export and row count of every frozen table (None if missing)."""
         digests = {}
         for table, grain in self.frozen_tables().items():
             if not self.wh.table_exists(table):
                 digests[table] = None
                 continue
-            digest, rows = table_digest(self.wh, table, grain)
+            digest, rows = table_digest(self.wh, table, grain, export)
             digests[table] = {"sha256": digest, "rows": rows}
         return digests
 
@@ -363,10 +363,10 @@ class Study:
             "canonical_export": CANONICAL_EXPORT,
             "supersedes": supersedes,
             "reason": reason,
+            "previous_sha256": latest.file_sha256 if latest else None,
             **snapshot,
         }
-        frozen = write_freeze(self.freezes_dir, self.protocol.name, n, record)
-        mirror_freezes(self.wh, [frozen])
+        frozen = write_freeze(self.wh, self.freezes_dir, self.protocol.name, n, record)
         self.say(f"froze {frozen.freeze_id} in {frozen.path}")
         return frozen, True
 
@@ -386,8 +386,10 @@ class Study:
         """
         problems = []
         recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
-        if recorded and recorded[0][0] != freeze.file_sha256:
+        if not recorded or recorded[0][0] != freeze.file_sha256:
             problems.append(f"the freeze file {freeze.path} was edited after it was written")
+        problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call"
+                     for kind, name in user_functions(self.wh)]  # fmt: skip
         digests = {}
         for item in self.protocol.inputs:
             try:
@@ -400,8 +402,15 @@ class Study:
             "inputs": self._input_record(digests),
             "parameters": self.protocol.parameters,
             "models": {name: runner.fingerprint(name) for name in self.prepare_models},
-            "tables": self._table_digests(),
+            "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT)),
         }
+        for name in self.prepare_models:
+            if runner.last_built(name) != runner.fingerprint(name):
+                model = self.project.models[name]
+                problems.append(
+                    f"{model.materialized} {model.table} is not the one its model built (replaced, redefined or "
+                    "dropped in the warehouse)"
+                )
         return problems + describe_changes(freeze.record, now)
 
     def evaluate(self) -> Evaluation:

@@ -20,7 +20,7 @@ from rankhouse.paths import MODELS_DIR
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.freeze import table_digest, write_freeze
+from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, table_digest, write_freeze
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
 
@@ -124,11 +124,15 @@ def test_freeze_records_every_hash(env):
 def test_canonical_export_is_what_the_documentation_says(wh):
     """Recompute a table's digest in plain Python from the documented canonical form."""
     wh.sql(
-        "CREATE TABLE t AS SELECT * FROM (VALUES (2, 'tab\there', 0.1 + 0.2, true, [1.5, 2.0]), "
+        "CREATE TABLE t AS SELECT * FROM (VALUES (2, 'tab\there', 0.1::DOUBLE + 0.2, true, [1.5, 2.0]), "
         "(1, NULL, 1e-20, false, NULL)) AS v (k, s, f, b, a)"
     )
-    lines = ["1\t\\N\t1e-20\tfalse\t\\N", "2\ttab\\there\t0.3\ttrue\t[1.5,2]"]
+    # numbers exactly: the shortest text that reads back as the same double (Python's repr)
+    lines = [f"1\t\\N\t{1e-20!r}\tfalse\t\\N", f"2\ttab\\there\t{0.1 + 0.2!r}\ttrue\t[1.5,2.0]"]
     assert table_digest(wh, "t", ("k",)) == (chunked_sha256(lines), 2)
+    # freezes made with the older export (12 significant digits) verify the way they were written
+    lines_12g = ["1\t\\N\t1e-20\tfalse\t\\N", "2\ttab\\there\t0.3\ttrue\t[1.5,2]"]
+    assert table_digest(wh, "t", ("k",), CANONICAL_EXPORT_12G) == (chunked_sha256(lines_12g), 2)
     wh.sql("CREATE TABLE big AS SELECT (i * 7919) % 250001 AS k, i % 3 = 0 AS flag FROM range(250001) AS r (i)")
     lines = [f"{k}\t{'true' if flag else 'false'}" for k, flag in wh.sql("SELECT k, flag FROM big ORDER BY k")]
     assert table_digest(wh, "big", ("k",)) == (chunked_sha256(lines), 250001)  # three chunks
@@ -219,8 +223,14 @@ def test_a_freeze_file_is_never_overwritten(env):
     prepared_and_frozen(root, protocol)
     path = root / "freezes" / "gated-1.json"
     original = path.read_bytes()
-    with pytest.raises(RankhouseError, match="already exists; freeze files are never overwritten"):
-        write_freeze(root / "freezes", "gated", 1, {"forged": True})
+    forged = {**json.loads(original), "forged": True}
+    with (
+        Warehouse(root / "w.duckdb") as wh,
+        pytest.raises(RankhouseError, match="already exists; freeze files are never overwritten"),
+    ):
+        write_freeze(wh, root / "freezes", "gated", 1, forged)
+    with Warehouse(root / "w.duckdb") as wh:
+        assert wh.sql("SELECT count(*) FROM meta.freezes")[0][0] == 1  # the refused freeze left no row
     assert path.read_bytes() == original
 
 

@@ -1,20 +1,25 @@
-"""Freezes: canonical table hashes and immutable freeze files.
+"""Freezes: canonical table hashes and immutable, chained freeze files.
 
 Canonical export of a table (what its SHA-256 is taken over), so that anyone can recompute it:
 - rows sorted by the model's grain, then by every column, ascending, NULLs last;
 - one line per row, lines joined by a newline (no newline after the last);
 - the columns in table order, joined by a tab; a NULL is written `\\N`;
-- floating-point numbers (FLOAT, DOUBLE, DECIMAL) with 12 significant digits, C's `%.12g`, so that
-  the last bits of a parallel sum cannot change a hash; lists and arrays as `[a,b,...]` of their
-  elements written the same way; booleans as `true`/`false`; integers in decimal;
+- numbers exactly: DuckDB's text of the value (for FLOAT and DOUBLE the shortest text that reads back
+  as the same bits, e.g. 0.30000000000000004; for DECIMAL every digit); lists and arrays as `[a,b,...]`
+  of their elements written the same way; booleans as `true`/`false`; integers in decimal;
 - text as is, except `\\` -> `\\\\`, tab -> `\\t`, newline -> `\\n`;
 - the lines are cut into chunks of 100,000 (the last may be shorter); the digest is the SHA-256 of
   the chunks' SHA-256 hex digests joined by newlines (so that chunks hash in parallel). An empty
   table has one empty chunk.
+Older freezes wrote floating-point numbers with 12 significant digits (their `canonical_export`
+says `%.12g`, CANONICAL_EXPORT_12G); they are verified the way they were written.
 
 A freeze file, `<freezes>/<study>-<n>.json`, is created exclusively (linked into place, so it is
-complete or absent, and never overwritten); `meta.freezes` mirrors the files and keeps each file's
-hash, so that an edited file shows.
+complete or absent, and never overwritten), inside the transaction that records it in
+`meta.freezes` with the file's SHA-256. The files form a chain: freeze n > 1 names the freeze it
+supersedes (n - 1), why, and that file's SHA-256. A warehouse trusts only the freeze files it
+recorded itself: a file without its row (hand-placed, or its row deleted), a row without its file, an
+edited file and a broken chain are errors.
 """
 
 from __future__ import annotations
@@ -34,21 +39,34 @@ FLOATS = re.compile(r"^(FLOAT|DOUBLE|REAL|DECIMAL.*)$")
 CHUNK = 100_000
 CANONICAL_EXPORT = (
     "rows sorted by grain then every column; tab-separated columns in table order; NULL as \\N; "
+    "numbers exactly as DuckDB writes them (shortest round-trip text for floats); lists as [a,b]; "
+    "booleans true/false; text with \\\\, \\t, \\n escaped; lines joined by newline in chunks of 100000; "
+    "SHA-256 of the newline-joined chunk SHA-256s"
+)
+CANONICAL_EXPORT_12G = (
+    "rows sorted by grain then every column; tab-separated columns in table order; NULL as \\N; "
     "floats as %.12g; lists as [a,b]; booleans true/false; text with \\\\, \\t, \\n escaped; "
     "lines joined by newline in chunks of 100000; SHA-256 of the newline-joined chunk SHA-256s"
 )
 
 
-def _cell(column: str, kind: str) -> str:
+def _number(expression: str, kind: str, exact: bool) -> str:
+    """A number as canonical text: DuckDB's exact text, or (old freezes) floats with %.12g."""
+    if not exact and FLOATS.match(kind):
+        return f"printf('%.12g', {expression})"
+    return f"CAST({expression} AS VARCHAR)"
+
+
+def _cell(column: str, kind: str, exact: bool = True) -> str:
     """SQL text for one column of the canonical export."""
     quoted = f'"{column}"'
     element = re.match(r"^(.*?)(\[\d*\])$", kind)
     if element:
-        inner = "printf('%.12g', x)" if FLOATS.match(element.group(1)) else "CAST(x AS VARCHAR)"
+        inner = _number("x", element.group(1), exact)
         elements = f"list_transform(CAST({quoted} AS {element.group(1)}[]), lambda x: {inner})"
         text = f"'[' || array_to_string({elements}, ',') || ']'"
     elif FLOATS.match(kind):
-        text = f"printf('%.12g', {quoted})"
+        text = _number(quoted, kind, exact)
     elif kind == "BOOLEAN":
         text = f"CASE WHEN {quoted} THEN 'true' ELSE 'false' END"
     elif kind == "VARCHAR":
@@ -58,11 +76,15 @@ def _cell(column: str, kind: str) -> str:
     return f"coalesce({text}, '\\N')"
 
 
-def table_digest(wh: Warehouse, table: str, grain: tuple[str, ...] = ()) -> tuple[str, int]:
-    """(SHA-256 of the table's canonical export, row count)."""
+def table_digest(
+    wh: Warehouse, table: str, grain: tuple[str, ...] = (), export: str = CANONICAL_EXPORT
+) -> tuple[str, int]:
+    """(SHA-256 of the table's canonical export, row count); `export` names the export's version."""
+    if export not in (CANONICAL_EXPORT, CANONICAL_EXPORT_12G):
+        raise RankhouseError(f"unknown canonical export {export!r}")
     described = wh.sql(f"DESCRIBE SELECT * FROM {table}")
     columns = [(name, kind) for name, kind, *_ in described]
-    line = " || chr(9) || ".join(_cell(name, kind) for name, kind in columns)
+    line = " || chr(9) || ".join(_cell(name, kind, export == CANONICAL_EXPORT) for name, kind in columns)
     order = ", ".join([*(f'"{g}"' for g in grain), *(f'"{name}"' for name, _ in columns)])
     digest, rows = wh.sql(
         f"""
@@ -107,7 +129,9 @@ FREEZE_NAME = re.compile(r"^(?P<study>.+)-(?P<n>\d+)\.json$")
 
 
 def read_freezes(directory: Path, study: str) -> list[Freeze]:
-    """Every freeze file of a study, oldest first."""
+    """Every freeze file of a study, oldest first, with the chain checked: numbers 1, 2, ... without a
+    gap, and each freeze after the first naming its predecessor, a reason, and (freezes of this
+    canonical export) the predecessor file's SHA-256."""
     found = []
     if directory.exists():
         for path in directory.iterdir():
@@ -118,43 +142,99 @@ def read_freezes(directory: Path, study: str) -> list[Freeze]:
                     record = json.loads(data)
                 except json.JSONDecodeError as exc:
                     raise RankhouseError(f"freeze file {path} is not valid JSON: {exc}") from None
+                if not isinstance(record, dict):
+                    raise RankhouseError(f"freeze file {path} is not a freeze record (a JSON object)")
                 n = int(match.group("n"))
                 found.append(Freeze(f"{study}-{n}", study, n, path, hashlib.sha256(data).hexdigest(), record))
-    return sorted(found, key=lambda f: f.n)
+    found.sort(key=lambda f: f.n)
+    for position, freeze in enumerate(found):
+        _check_link(freeze, found[position - 1] if position else None, position + 1)
+    return found
 
 
-def write_freeze(directory: Path, study: str, n: int, record: dict) -> Freeze:
-    """Create `<directory>/<study>-<n>.json`; an existing file is never overwritten (that is an error)."""
+def _check_link(freeze: Freeze, previous: Freeze | None, expected_n: int) -> None:
+    """One link of the chain: its number, and what a freeze after the first must name."""
+    if freeze.n != expected_n:
+        raise RankhouseError(
+            f"freeze file {freeze.path} breaks the chain of study {freeze.study}: expected "
+            f"{freeze.study}-{expected_n}.json next (freeze files are numbered 1, 2, ... and never removed)"
+        )
+    if previous is None:
+        if freeze.supersedes is not None:
+            raise RankhouseError(
+                f"freeze file {freeze.path} is the first freeze but says it supersedes {freeze.supersedes}"
+            )
+        return
+    if freeze.supersedes != previous.freeze_id or not str(freeze.reason or "").strip():
+        raise RankhouseError(
+            f"freeze file {freeze.path} does not name the freeze it supersedes ({previous.freeze_id}) with a reason; "
+            "every freeze after the first does (rankhouse study freeze --supersedes ... --reason ...)"
+        )
+    chained = freeze.record.get("previous_sha256")
+    if (
+        chained is not None or freeze.record.get("canonical_export") == CANONICAL_EXPORT
+    ) and chained != previous.file_sha256:
+        raise RankhouseError(
+            f"freeze file {freeze.path} records {previous.freeze_id}'s SHA-256 as {chained}, but "
+            f"{previous.path} has {previous.file_sha256}: one of them was edited"
+        )
+
+
+def write_freeze(wh: Warehouse, directory: Path, study: str, n: int, record: dict) -> Freeze:
+    """Create `<directory>/<study>-<n>.json` and its meta.freezes row in one step: the row is written
+    in a transaction that commits only once the file is in place. An existing file is never
+    overwritten (that is an error)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{study}-{n}.json"
+    if path.exists() or wh.sql("SELECT 1 FROM meta.freezes WHERE freeze_id = ?", [f"{study}-{n}"]):
+        raise RankhouseError(f"freeze file {path} already exists; freeze files are never overwritten")
     data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    freeze = Freeze(f"{study}-{n}", study, n, path, hashlib.sha256(data).hexdigest(), record)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{study}-{n}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        try:
-            os.link(temporary, path)  # atomic, and fails if the file exists
-        except FileExistsError:
-            raise RankhouseError(f"freeze file {path} already exists; freeze files are never overwritten") from None
+        with wh.transaction():
+            _record(wh, freeze)
+            try:
+                os.link(temporary, path)  # atomic, and fails if the file exists
+            except FileExistsError:
+                raise RankhouseError(f"freeze file {path} already exists; freeze files are never overwritten") from None
     finally:
         os.unlink(temporary)
-    return Freeze(f"{study}-{n}", study, n, path, hashlib.sha256(data).hexdigest(), record)
+    return freeze
 
 
-def mirror_freezes(wh: Warehouse, freezes: list[Freeze]) -> None:
-    """Add the freeze files missing from meta.freezes (after a crash between file and row, or on a
-    new warehouse). A row is never changed: a file whose hash no longer matches its row was edited."""
+def _record(wh: Warehouse, freeze: Freeze) -> None:
+    wh.sql(
+        "INSERT INTO meta.freezes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            freeze.freeze_id, freeze.study, freeze.n, str(freeze.path), freeze.file_sha256,
+            freeze.record["protocol"]["sha256"], freeze.record["created_at"], freeze.supersedes, freeze.reason,
+        ],
+    )  # fmt: skip
+
+
+def check_recorded(wh: Warehouse, study: str, freezes: list[Freeze], fix: str) -> None:
+    """Every freeze file must be one this warehouse wrote (its meta.freezes row, same SHA-256), and
+    every recorded freeze must still have its file. `fix` is the command that shows the study."""
+    rows = {
+        r[0]: r[1:] for r in wh.sql("SELECT freeze_id, file_sha256, path FROM meta.freezes WHERE study = ?", [study])
+    }
     for freeze in freezes:
-        if wh.sql("SELECT 1 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id]):
-            continue
-        with wh.transaction():
-            wh.sql(
-                "INSERT INTO meta.freezes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    freeze.freeze_id, freeze.study, freeze.n, str(freeze.path), freeze.file_sha256,
-                    freeze.record["protocol"]["sha256"], freeze.record["created_at"], freeze.supersedes,
-                    freeze.reason,
-                ],
-            )  # fmt: skip
+        if freeze.freeze_id not in rows:
+            raise RankhouseError(
+                f"freeze file {freeze.path} is not recorded in warehouse {wh.path} (meta.freezes): this warehouse "
+                "did not write it, or its record was deleted, and it never adopts a freeze file. Use the warehouse "
+                "that wrote it; if rankhouse was interrupted while freezing, move the file away and freeze again"
+            )
+        if rows[freeze.freeze_id][0] != freeze.file_sha256:
+            raise RankhouseError(f"the freeze file {freeze.path} was edited after it was written")
+    missing = sorted(set(rows) - {f.freeze_id for f in freezes})
+    if missing:
+        raise RankhouseError(
+            f"freeze {', '.join(missing)} of study {study} is recorded in warehouse {wh.path} but its file "
+            f"{rows[missing[0]][1]} is gone; freeze files are never removed ({fix})"
+        )

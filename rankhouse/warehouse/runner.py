@@ -50,6 +50,39 @@ def source_versions(wh: Warehouse, refs: set[str]) -> dict[str, list[list[str]]]
     return versions
 
 
+def user_functions(wh: Warehouse) -> list[tuple[str, str]]:
+    """(kind, schema.name) of every macro or type defined in the warehouse file. DuckDB resolves a
+    macro in `main` before its built-in of the same name (a `log2` macro changes every nDCG), so a
+    warehouse that builds models defines none.
+
+    >>> user_functions(Warehouse(":memory:"))
+    []
+    """
+    return wh.sql(
+        "SELECT DISTINCT function_type, schema_name || '.' || function_name FROM duckdb_functions() "
+        "WHERE database_name = current_database() AND NOT internal AND function_type IN ('macro', 'table_macro') "
+        "UNION SELECT 'type', schema_name || '.' || type_name FROM duckdb_types() "
+        "WHERE database_name = current_database() AND NOT internal ORDER BY ALL"
+    )
+
+
+def definition_sha256(wh: Warehouse, model: Model) -> str | None:
+    """SHA-256 of the model's view or table definition as the warehouse's catalog holds it."""
+    if model.materialized == "view":
+        rows = wh.sql(
+            "SELECT sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'models' "
+            "AND view_name = ?",
+            [model.name],
+        )
+    else:
+        rows = wh.sql(
+            "SELECT sql FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'models' "
+            "AND table_name = ?",
+            [model.name],
+        )
+    return hashlib.sha256(rows[0][0].encode()).hexdigest() if rows else None
+
+
 class Runner:
     """Builds models of a project into a warehouse with the given parameters."""
 
@@ -82,15 +115,22 @@ class Runner:
         return self._fingerprints[name]
 
     def last_built(self, name: str) -> str | None:
-        """The fingerprint of the model's current table, if it was built and still exists."""
+        """The fingerprint of the model's current table or view, if it was built, still exists and is
+        still the object the build made (its catalog definition as recorded in meta.model_objects)."""
         rows = self.wh.sql(
             "SELECT fingerprint FROM meta.model_runs WHERE model = ? AND status IN ('built', 'skipped') "
             "ORDER BY started_at DESC LIMIT 1",
             [name],
         )
-        if rows and self.wh.table_exists(f"models.{name}"):
-            return rows[0][0]
-        return None
+        if not rows:
+            return None
+        recorded = self.wh.sql(
+            "SELECT definition_sha256 FROM meta.model_objects WHERE model = ? AND fingerprint = ?", [name, rows[0][0]]
+        )
+        current = definition_sha256(self.wh, self.project.models[name])
+        if current is None or not recorded or recorded[0][0] != current:
+            return None
+        return rows[0][0]
 
     def run(
         self, names: list[str], force: bool = False, progress: Callable[[ModelRun], None] | None = None
@@ -158,12 +198,25 @@ class Runner:
             self._log(model.name, fingerprint, "skipped", rows, seconds, None)
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         sql = render(model, self.params)
+        defined = user_functions(self.wh)
+        if defined:
+            kind, name = defined[0]
+            raise ModelError(
+                model.name,
+                f"is not built: the warehouse defines {kind} {name} (DuckDB would use it in place of a built-in "
+                f"function of that name); drop it (DROP {'TYPE' if kind == 'type' else 'MACRO'} {name})",
+            )
         functions.register(self.wh.con, model.functions)
         try:
             with self.wh.transaction():
                 self._drop_other_kind(model)
                 self.create(model, sql)
                 rows = self._rows(model)
+                self.wh.sql("DELETE FROM meta.model_objects WHERE model = ?", [model.name])
+                self.wh.sql(
+                    "INSERT INTO meta.model_objects VALUES (?, ?, ?)",
+                    [model.name, fingerprint, definition_sha256(self.wh, model)],
+                )
                 for audit in model.audits:
                     if rows == 0 and audit.kind != "at_least_one_row":
                         continue  # no row can break it
