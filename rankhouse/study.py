@@ -46,6 +46,7 @@ from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import sha256_bytes, sha256_file
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
@@ -250,22 +251,116 @@ class Study:
             raise RankhouseError("the inputs do not match the protocol:\n  " + "\n  ".join(problems))
         return found
 
-    def _load(self, inputs: list[Input]) -> list[LoadResult]:
+    def _load(self, inputs: list[Input]) -> list[tuple[Input, LoadResult]]:
+        """Load each input (a no-op for bytes already loaded). Bytes loaded before without a recorded
+        content digest (outside a study, or by an older rankhouse) are loaded again from the verified
+        file, so that every digest this study records is of the rows its file produces."""
         loaded = []
         for item in inputs:
-            loader = LOADERS[item.loader]
-            result = loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
+            result = self._load_one(item)
+            if result.status == "unchanged" and self._recorded_content(item, result.table, result.name) is None:
+                self._forget_load(item, result)
+                result = self._load_one(item)
+                self.say(f"{item.path}: loaded again, to record the content of its rows")
             self.say(str(result))
-            loaded.append(result)
+            loaded.append((item, result))
         return loaded
 
+    def _load_one(self, item: Input) -> LoadResult:
+        loader = LOADERS[item.loader]
+        return loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
+
+    def _forget_load(self, item: Input, result: LoadResult) -> None:
+        """Drop the record of a load, so that the loader reads the file again."""
+        if item.is_label:
+            with self.wh.labels():
+                self.wh.sql(
+                    "DELETE FROM labels.meta.sources WHERE table_name = ? AND name = ?", [result.table, result.name]
+                )
+        else:
+            self.wh.sql("DELETE FROM meta.sources WHERE table_name = ? AND name = ?", [result.table, result.name])
+
+    # -- loaded rows, by content ------------------------------------------------------------------
+    def _content_sha256(self, item: Input, name: str) -> str:
+        """SHA-256 over the canonical exports of the rows a load of `item` under `name` wrote (labels
+        through the gate, which must be open)."""
+        loader = LOADERS[item.loader]
+        schema = "gate." if loader.labels else ""
+        parts = []
+        for table, column in loader.writes:
+            where = f" WHERE {column} = {literal(name)}" if column else ""
+            parts.append(table_digest(self.wh, f"(SELECT * FROM {schema}{table}{where})")[0])
+        return sha256_bytes("\n".join(parts).encode())
+
+    def _content_key(self, item: Input, table: str) -> str:
+        return f"labels.{table}" if item.is_label else table
+
+    def _recorded_content(self, item: Input, table: str, name: str) -> str | None:
+        rows = self.wh.sql(
+            "SELECT content_sha256 FROM meta.source_contents WHERE table_name = ? AND name = ? AND sha256 = ?",
+            [self._content_key(item, table), name, item.sha256],
+        )
+        return rows[0][0] if rows else None
+
+    def _record_contents(self, loaded: list[tuple[Input, LoadResult]]) -> None:
+        """Record the content digest of every load that has none yet."""
+        for item, result in loaded:
+            if self._recorded_content(item, result.table, result.name) is None:
+                self.wh.sql(
+                    "INSERT INTO meta.source_contents VALUES (?, ?, ?, ?, current_localtimestamp())",
+                    [self._content_key(item, result.table), result.name, item.sha256,
+                     self._content_sha256(item, result.name)],
+                )  # fmt: skip
+
+    def content_problems(self, labels: bool = False) -> list[str]:
+        """Loads of the study's inputs whose rows are no longer what the file produced (edited in the
+        warehouse or the labels file after loading); labels need the gate open."""
+        problems = []
+        meta = "gate.meta.sources" if labels else "meta.sources"
+        for item in (i for i in self.protocol.inputs if i.is_label == labels):
+            loads = self.wh.sql(
+                f"SELECT table_name, name FROM {meta} WHERE sha256 = ? AND loader = ? ORDER BY ALL",
+                [item.sha256, item.loader],
+            )
+            for table, name in loads:
+                recorded = self._recorded_content(item, table, name)
+                if recorded is not None and recorded != self._content_sha256(item, name):
+                    where = f"the labels file {self.wh.labels_path}" if labels else "the warehouse"
+                    stage = "evaluate" if labels else "prepare"
+                    problems.append(
+                        f"input {item.key}: the rows it loaded into {self._content_key(item, table)} as {name!r} were "
+                        f"changed in {where} after loading (they are not what {_shown(item.path)} gives); "
+                        f"load them again from the file: rankhouse study {stage} {self.protocol.path} --reload"
+                    )
+        return problems
+
+    def reload(self, labels: bool = False) -> None:
+        """Forget the loads of the study's inputs (raw ones, or labels), so that the next load reads
+        every file again: the fix for rows edited after loading."""
+        for item in (i for i in self.protocol.inputs if i.is_label == labels):
+            if labels:
+                if Path(self.wh.labels_path).exists():
+                    with self.wh.labels():
+                        self.wh.sql("DELETE FROM labels.meta.sources WHERE sha256 = ? AND loader = ?",
+                                    [item.sha256, item.loader])  # fmt: skip
+            else:
+                self.wh.sql("DELETE FROM meta.sources WHERE sha256 = ? AND loader = ?", [item.sha256, item.loader])
+            self.wh.sql("DELETE FROM meta.source_contents WHERE sha256 = ?", [item.sha256])
+
     # -- stages -----------------------------------------------------------------------------------
-    def prepare(self) -> list[ModelRun]:
-        """Load the non-label inputs and build the prepare models, with the labels file detached."""
+    def prepare(self, reload: bool = False) -> list[ModelRun]:
+        """Load the non-label inputs and build the prepare models, with the labels file detached.
+        Loaded rows that were edited since are refused (before anything is written); `reload` loads
+        every input again from its verified file instead."""
         self.check_inputs()
+        if reload:
+            self.reload()
+        problems = self.content_problems()
+        if problems:
+            raise RankhouseError(f"study {self.protocol.name} cannot be prepared:\n  " + "\n  ".join(problems))
         self._register()
         self.wh.close_gate()
-        self._load([i for i in self.protocol.inputs if not i.is_label])
+        self._record_contents(self._load([i for i in self.protocol.inputs if not i.is_label]))
         self._generate()
         assert "gate" not in self.wh.attached()
         return self.runner().run(self.prepare_models, progress=self.progress)
@@ -330,6 +425,9 @@ class Study:
         An identical latest freeze is reused. A study that changed since its latest freeze needs
         `supersedes` naming that freeze and a `reason`; the correction is a new freeze file.
         """
+        problems = self.content_problems()
+        if problems:
+            raise RankhouseError(f"study {self.protocol.name} cannot be frozen:\n  " + "\n  ".join(problems))
         self._register()
         snapshot = self.snapshot()
         existing = self.freezes()
@@ -390,6 +488,7 @@ class Study:
             problems.append(f"the freeze file {freeze.path} was edited after it was written")
         problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call"
                      for kind, name in user_functions(self.wh)]  # fmt: skip
+        problems += self.content_problems()
         digests = {}
         for item in self.protocol.inputs:
             try:
@@ -413,8 +512,9 @@ class Study:
                 )
         return problems + describe_changes(freeze.record, now)
 
-    def evaluate(self) -> Evaluation:
-        """Verify the latest freeze, open the gate, run the evaluate models, keep their results by freeze."""
+    def evaluate(self, reload: bool = False) -> Evaluation:
+        """Verify the latest freeze, open the gate, run the evaluate models, keep their results by freeze.
+        Labels edited since they were loaded are refused; `reload` loads them again from their files."""
         existing = self.freezes()
         if not existing:
             raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
@@ -427,9 +527,19 @@ class Study:
             )
         labels = [i for i in self.protocol.inputs if i.is_label]
         self.check_inputs(tuple(labels))
+        if reload:
+            self.reload(labels=True)
         self.wh.close_gate()
-        self._load(labels)
+        loaded = self._load(labels)
         self.wh.open_gate(verified_freeze=freeze.freeze_id)
+        problems = self.content_problems(labels=True)
+        if problems:
+            self.wh.close_gate()
+            raise RankhouseError(
+                f"the labels stay closed: study {self.protocol.name}'s labels changed since they were loaded:\n  "
+                + "\n  ".join(problems)
+            )
+        self._record_contents(loaded)
         runner = self.runner()
         runs = runner.run(self.evaluate_models, progress=self.progress)
         new = self._keep_results(freeze)

@@ -23,6 +23,19 @@ CREATE TABLE IF NOT EXISTS meta.sources (
     PRIMARY KEY (table_name, name)
 );
 
+-- What a study loaded: per input file (its SHA-256) and the name it was loaded under, the SHA-256 of
+-- the rows it produced (the canonical export of each table the loader writes, rankhouse/study.py), so
+-- that rows edited after loading are told from the file's. Labels tables are named `labels.<table>`:
+-- their digests live here, beside the main file's, not in the labels file they check.
+CREATE TABLE IF NOT EXISTS meta.source_contents (
+    table_name      VARCHAR   NOT NULL,  -- as in meta.sources (labels tables prefixed `labels.`)
+    name            VARCHAR   NOT NULL,
+    sha256          VARCHAR   NOT NULL,  -- of the file
+    content_sha256  VARCHAR   NOT NULL,
+    recorded_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY (table_name, name, sha256)
+);
+
 -- Every model run, skipped and failed ones included.
 CREATE TABLE IF NOT EXISTS meta.model_runs (
     model        VARCHAR   NOT NULL,

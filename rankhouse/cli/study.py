@@ -20,6 +20,9 @@ FreezesOption = Annotated[
     Path | None, typer.Option("--freezes", help="Directory of freeze files (default: freezes/ beside the warehouse).")
 ]
 OutOption = Annotated[Path | None, typer.Option("--out", help="Write results.json, per_query.csv and the runs here.")]
+ReloadOption = Annotated[
+    bool, typer.Option("--reload", help="Load every input of this stage again from its file (after rows were edited).")
+]
 
 
 def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
@@ -28,10 +31,10 @@ def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
 
 @study_app.command("prepare")
 def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                    freezes: FreezesOption = None) -> None:  # fmt: skip
+                    freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models.  Example: rankhouse study prepare studies/x.toml"""
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes).prepare()
+        _study(protocol, wh, freezes).prepare(reload)
 
 
 @study_app.command("freeze")
@@ -50,8 +53,8 @@ def freeze_command(
         _study(protocol, wh, freezes).freeze(supersedes, reason)
 
 
-def _evaluate(study: Study, out: Path | None) -> None:
-    evaluation = study.evaluate()
+def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
+    evaluation = study.evaluate(reload)
     say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
         for path in write_outputs(study, evaluation, out):
@@ -61,10 +64,10 @@ def _evaluate(study: Study, out: Path | None) -> None:
 
 @study_app.command("evaluate")
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                     freezes: FreezesOption = None) -> None:  # fmt: skip
+                     freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels and evaluate.  Example: rankhouse study evaluate studies/x.toml"""
     with Warehouse(db, labels) as wh:
-        _evaluate(_study(protocol, wh, freezes), out)
+        _evaluate(_study(protocol, wh, freezes), out, reload)
 
 
 @study_app.command("run")

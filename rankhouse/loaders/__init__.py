@@ -25,38 +25,46 @@ from rankhouse.loaders.trec import load_qrels, load_run, write_run
 
 @dataclass(frozen=True)
 class Loader:
-    """A named loader, as a study protocol names it; `labels` loaders write only to the labels file."""
+    """A named loader, as a study protocol names it; `labels` loaders write only to the labels file.
+
+    `writes`: the tables a load fills, each with the column that holds the name it loads under (None:
+    the load replaces the whole table), so that the rows of one load can be digested and checked
+    (rankhouse/study.py). Labels tables are named as in the labels file.
+    """
 
     name: str
     load: Callable[..., LoadResult]
     labels: bool
+    writes: tuple[tuple[str, str | None], ...]
 
 
 LOADERS = {
     loader.name: loader
     for loader in (
-        Loader("trec.run", load_run, labels=False),
-        Loader("trec.qrels", load_qrels, labels=True),
-        Loader("csv.documents", load_documents, labels=False),
-        Loader("csv.queries", load_queries, labels=False),
-        Loader("csv.document_classes", load_document_classes, labels=True),
-        Loader("csv.query_classes", load_query_classes, labels=True),
-        Loader("scifact.documents", load_scifact_documents, labels=False),
-        Loader("scifact.queries", load_scifact_queries, labels=False),
-        Loader("beir.corpus", load_beir_corpus, labels=False),
-        Loader("beir.queries", load_beir_queries, labels=False),
-        Loader("beir.qrels", load_beir_qrels, labels=True),
-        Loader("evidence.tasks", load_evidence_tasks, labels=False),
-        Loader("evidence.documents", load_evidence_documents, labels=False),
-        Loader("evidence.pool", load_evidence_pool, labels=False),
-        Loader("evidence.vectors", load_evidence_vectors, labels=False),
-        Loader("evidence.judgments", load_evidence_judgments, labels=True),
-        Loader("lanes.narratives", load_narratives, labels=False),
-        Loader("lanes.topic_classes", load_topic_classes, labels=True),
-        Loader("lanes.runs", load_lane_runs, labels=False),
-        Loader("lanes.passage_cache", load_passage_cache, labels=False),
+        Loader("trec.run", load_run, False, (("raw.runs", "run_id"),)),
+        Loader("trec.qrels", load_qrels, True, (("qrels", None),)),
+        Loader("csv.documents", load_documents, False, (("raw.documents", "corpus"),)),
+        Loader("csv.queries", load_queries, False, (("raw.queries", "corpus"),)),
+        Loader("csv.document_classes", load_document_classes, True, (("document_classes", "corpus"),)),
+        Loader("csv.query_classes", load_query_classes, True, (("query_classes", "corpus"),)),
+        Loader("scifact.documents", load_scifact_documents, False, (("raw.documents", "corpus"),)),
+        Loader("scifact.queries", load_scifact_queries, False, (("raw.queries", "corpus"),)),
+        Loader("beir.corpus", load_beir_corpus, False, (("raw.documents", "corpus"),)),
+        Loader("beir.queries", load_beir_queries, False, (("raw.queries", "corpus"),)),
+        Loader("beir.qrels", load_beir_qrels, True, (("qrels", None),)),
+        Loader("evidence.tasks", load_evidence_tasks, False,
+               (("raw.evidence_tasks", "bundle"), ("raw.evidence_requirements", "bundle"))),
+        Loader("evidence.documents", load_evidence_documents, False, (("raw.evidence_documents", "bundle"),)),
+        Loader("evidence.pool", load_evidence_pool, False, (("raw.evidence_pools", "bundle"),)),
+        Loader("evidence.vectors", load_evidence_vectors, False, (("raw.evidence_vectors", "bundle"),)),
+        Loader("evidence.judgments", load_evidence_judgments, True,
+               (("evidence_judgments", "bundle"), ("evidence_obligations", "bundle"))),
+        Loader("lanes.narratives", load_narratives, False, (("raw.lane_units", "corpus"), ("raw.queries", "corpus"))),
+        Loader("lanes.topic_classes", load_topic_classes, True, (("topic_classes", "corpus"),)),
+        Loader("lanes.runs", load_lane_runs, False, (("raw.lane_runs", "lane_set"),)),
+        Loader("lanes.passage_cache", load_passage_cache, False, (("raw.passage_score_cache", "scorer"),)),
     )
-}
+}  # fmt: skip
 
 __all__ = [
     "LOADERS",
