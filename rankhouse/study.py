@@ -46,7 +46,6 @@ from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import sha256_bytes, sha256_file
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
@@ -55,6 +54,7 @@ from rankhouse.warehouse.freeze import (
     table_digest,
     write_freeze,
 )
+from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.runner import ModelRun, Runner, user_functions
 
 

@@ -13,12 +13,18 @@ import shutil
 import duckdb
 import pytest
 from conftest import TREC
-from test_study import env, open_study, prepared_and_frozen, rankhouse, state, write_protocol  # noqa: F401
+from test_study import make_env, open_study, prepared_and_frozen, rankhouse, state, write_protocol
 
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders import load_qrels
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.freeze import table_digest
+
+
+@pytest.fixture
+def env(tmp_path):
+    """test_study's gated study, with its own copies of the data and the models."""
+    return make_env(tmp_path)
 
 
 def evaluated(root, protocol) -> None:
@@ -102,8 +108,8 @@ def test_a_redefined_view_is_detected(env):
         definition = wh.sql("SELECT sql FROM duckdb_views() WHERE view_name = 'run_ranking'")[0][0]
         reversed_ranks = definition.replace("CREATE VIEW models.run_ranking AS", "").rstrip(";")
         wh.sql(
-            "CREATE OR REPLACE VIEW models.run_ranking AS SELECT * REPLACE (count(*) OVER (PARTITION BY system, query_key) "
-            f"+ 1 - rank AS rank) FROM ({reversed_ranks})"
+            "CREATE OR REPLACE VIEW models.run_ranking AS SELECT * REPLACE "
+            f"(count(*) OVER (PARTITION BY system, query_key) + 1 - rank AS rank) FROM ({reversed_ranks})"
         )
     refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
             "view models.run_ranking is not the one its model built")  # fmt: skip

@@ -43,15 +43,19 @@ def write_protocol(root: Path, measures: list[str] = MEASURES, extra: str = "") 
     return path
 
 
+def make_env(root: Path) -> tuple[Path, Path]:
+    """A study with its own copies of the data and of the models, so that tests can tamper with them."""
+    (root / "data").mkdir()
+    for name in ("results.test", "results.trunc", "qrels.test"):
+        shutil.copy(TREC / name, root / "data" / name)
+    shutil.copytree(MODELS_DIR, root / "models")
+    protocol = write_protocol(root)
+    return root, protocol
+
+
 @pytest.fixture
 def env(tmp_path):
-    """A study with its own copies of the data and of the models, so that tests can tamper with them."""
-    (tmp_path / "data").mkdir()
-    for name in ("results.test", "results.trunc", "qrels.test"):
-        shutil.copy(TREC / name, tmp_path / "data" / name)
-    shutil.copytree(MODELS_DIR, tmp_path / "models")
-    protocol = write_protocol(tmp_path)
-    return tmp_path, protocol
+    return make_env(tmp_path)
 
 
 def open_study(root: Path, protocol: Path) -> tuple[Warehouse, Study]:
