@@ -486,7 +486,8 @@ class Study:
         recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
         if not recorded or recorded[0][0] != freeze.file_sha256:
             problems.append(f"the freeze file {freeze.path} was edited after it was written")
-        problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call"
+        problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call: "
+                     f"DROP {'TYPE' if kind == 'type' else 'MACRO'} {name}"
                      for kind, name in user_functions(self.wh)]  # fmt: skip
         problems += self.content_problems()
         digests = {}
@@ -508,7 +509,7 @@ class Study:
                 model = self.project.models[name]
                 problems.append(
                     f"{model.materialized} {model.table} is not the one its model built (replaced, redefined or "
-                    "dropped in the warehouse)"
+                    f"dropped in the warehouse): rebuild it with rankhouse study prepare {self.protocol.path}"
                 )
         return problems + describe_changes(freeze.record, now)
 
