@@ -168,9 +168,13 @@ def line_table(data: bytes) -> pa.Table:
     # the bytes without the newlines: line i starts i newlines earlier
     offsets = np.append(starts - np.arange(len(starts)), len(data) - len(newlines))
     lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data.replace(b"\n", b"")))
-    # from buffers, as the lines: pa.array's first call costs a quarter of a second (it imports pandas)
-    numbers = pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(np.arange(1, len(starts) + 1))])
-    return pa.table({"line_no": numbers, "line": lines})
+    return pa.table({"line_no": line_numbers(len(starts)), "line": lines})
+
+
+def line_numbers(count: int) -> pa.Array:
+    """The int64 Arrow array 1 .. count, built from a buffer, as line_table's lines are: pa.array's first
+    call costs a quarter of a second (it imports pandas)."""
+    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(np.arange(1, count + 1))])
 
 
 def stage_fields(
