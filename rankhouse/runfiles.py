@@ -11,8 +11,9 @@ validate  `validate_runs` checks what the seed lists, per file: six whitespace-s
           the files (the variants of one submission): the same topics and the same topic-document rows.
           Two submission rules are checked too: one run tag per file, and a different tag in each file.
           A line's rank and score rules are the loaders' (loaders/trec.py `run_checks`: a whole-number
-          rank, a finite score); the rest is on top. Each file is staged once (loaders/lines.py) and
-          every rule is SQL over it: window functions for the sequences, a join across the files.
+          rank, a finite score); the rest is on top. A leading UTF-8 BOM is not part of a file's first
+          topic. Each file is staged once (loaders/lines.py) and every rule is SQL over it: window
+          functions for the sequences, a join across the files.
 manifest  `write_manifest`: the SHA-256 of every input and output file, and per-topic receipts.
 
     >>> problems = validate_runs(["combo.run", "breadth.run"], doc_id_pattern=r"shard_\\S+")  # doctest: +SKIP

@@ -1,4 +1,5 @@
-"""Inputs load what they say (issue 13, point 10): a path is read as written, never as a glob."""
+"""Inputs load what they say (issue 13, point 10): a path is read as written, never as a glob; a UTF-8
+BOM is stripped by every reader."""
 
 from __future__ import annotations
 
@@ -6,8 +7,16 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, TREC
 
-from rankhouse.loaders import load_qrels, load_run
+from rankhouse.evaluation import evaluate
+from rankhouse.loaders import LOADERS, load_qrels, load_run
+from rankhouse.runfiles import validate_runs
+from rankhouse.warehouse import Warehouse
+
+BOM = b"\xef\xbb\xbf"
+GOOD_RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n"
+GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -15,6 +24,40 @@ def write(path: Path, data: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data.encode() if isinstance(data, str) else data)
     return path
+
+
+def snapshot(wh: Warehouse, sources: bool = True) -> dict[str, list[tuple]]:
+    """Every row of every table of the warehouse and (through the gate) of its labels file; without
+    `sources`, the meta.sources tables are left out (they record paths, hashes and load times)."""
+    wh.open_gate()
+    try:
+        tables = wh.sql(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+            "WHERE database_name IN (?, 'gate') AND NOT temporary ORDER BY ALL",
+            [wh.catalog],
+        )
+        return {
+            f"{d}.{s}.{t}": wh.sql(f'SELECT * FROM "{d}"."{s}"."{t}" ORDER BY ALL')
+            for d, s, t in tables
+            if sources or (s, t) != ("meta", "sources")
+        }
+    finally:
+        wh.close_gate()
+
+
+def readers(cases: list[tuple]) -> list[tuple]:
+    """Each case (its loader first) as the loader reads it (TREC files: the fast reader, where simple),
+    and the TREC loaders' cases again with the general reader only."""
+    general = [(*case, "general") for case in cases if case[0].startswith("trec.")]
+    return [(*case, "default") for case in cases] + general
+
+
+def use_reader(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
+    """With "general", send every TREC file to the general reader (the fast one takes only simple files)."""
+    from rankhouse.loaders import trec
+
+    if reader == "general":
+        monkeypatch.setattr(trec, "simple_separator", lambda data: None)
 
 
 # -- 1. a path is a path: never a glob -----------------------------------------------------------------
@@ -37,3 +80,69 @@ def test_a_path_with_glob_characters_loads_that_file_and_records_its_hash(wh, tm
         sha = wh.sql("SELECT sha256 FROM gate.meta.sources")
     assert docs == [("named",)]
     assert sha == [(hashlib.sha256(named.read_bytes()).hexdigest(),)]
+
+
+# -- 2. one BOM rule: stripped by every reader ------------------------------------------------------------
+EVIDENCE = FIXTURES / "evidence"
+LANES = FIXTURES / "lanes"
+NARRATIVES_JSONL = '{"topic": "T1", "narrative": "card late", "subnarratives": [{"name": "a", "text": "where"}]}\n'
+SCIFACT_CORPUS = "doc_id,title,abstract,structured\n1,A title,\"['One.' 'Two.']\",False\n"
+BEIR_QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
+# (loader, file name, contents or a fixture file) loaded in order, each under the name "x"
+BOM_CASES = {
+    "trec.run": [("trec.run", "a.run", GOOD_RUN)],
+    "trec.qrels": [("trec.qrels", "a.qrels", GOOD_QRELS)],
+    "lanes.runs": [("lanes.runs", "lanes.run", LANES / "lanes.run")],
+    "lanes.passage_cache": [("lanes.passage_cache", "cache.tsv", LANES / "passage_cache.tsv")],
+    "lanes.narratives (TOML)": [("lanes.narratives", "n.toml", LANES / "narratives.toml"),
+                                ("lanes.topic_classes", "n.toml", LANES / "narratives.toml")],
+    "lanes.narratives (JSONL)": [("lanes.narratives", "n.jsonl", NARRATIVES_JSONL)],
+    "csv": [(loader, "docs.csv", LANES / "documents.csv")
+            for loader in ("csv.documents", "csv.queries", "csv.document_classes", "csv.query_classes")],
+    "scifact": [("scifact.documents", "corpus.csv", SCIFACT_CORPUS),
+                ("scifact.queries", "claims.csv", "id,claim,evidence\n7,A claim,x\n")],
+    "beir": [("beir.corpus", "corpus.jsonl", '{"_id": "d1", "title": "T", "text": "x"}\n'),
+             ("beir.queries", "queries.jsonl", '{"_id": "q1", "text": "y"}\n'),
+             ("beir.qrels", "qrels.tsv", BEIR_QRELS)],
+    "evidence": [(f"evidence.{kind}", file, EVIDENCE / file) for kind, file in
+                 [("tasks", "tasks.jsonl"), ("documents", "documents.jsonl"), ("pool", "pool-key.json"),
+                  ("judgments", "judgments.jsonl")]],
+}  # fmt: skip
+
+
+def load_case(root: Path, case: list[tuple[str, str, str | Path]], bom: bool) -> dict[str, list[tuple]]:
+    """Load a case's files (each with a BOM in front if `bom`) into a fresh warehouse; its tables."""
+    with Warehouse(":memory:") as wh:
+        for loader, name, contents in case:
+            data = contents.read_bytes() if isinstance(contents, Path) else contents.encode()
+            LOADERS[loader].load(wh, write(root / name, BOM * bom + data), "x")
+        return snapshot(wh, sources=False)
+
+
+@pytest.mark.parametrize(("case", "reader"), readers([(case,) for case in BOM_CASES]))
+def test_a_utf8_bom_is_stripped_by_every_reader(tmp_path, monkeypatch, case, reader):
+    """The same data with and without a BOM gives the same tables, in every loader (TREC files by
+    both of their readers)."""
+    use_reader(monkeypatch, reader)
+    plain = load_case(tmp_path / "plain", BOM_CASES[case], bom=False)
+    assert any(plain.values())
+    assert load_case(tmp_path / "bom", BOM_CASES[case], bom=True) == plain
+
+
+@pytest.mark.parametrize("reader", ["default", "general"])
+def test_qrels_with_a_bom_evaluate_as_without(tmp_path, monkeypatch, reader):
+    """The issue's example: a BOM in front of trec_eval's sample qrels must not change P_5."""
+    use_reader(monkeypatch, reader)
+    with_bom = write(tmp_path / "qrels.test", BOM + (TREC / "qrels.test").read_bytes())
+    values = []
+    for qrels in (TREC / "qrels.test", with_bom):
+        with Warehouse(":memory:") as wh:
+            values.append(evaluate(wh, qrels, [TREC / "results.test"], ["P.5"]).lines())
+    assert values[0] == values[1] == ["P_5                   \tall\t0.2667"]  # expected/out.test
+
+
+def test_runs_validate_strips_a_bom(tmp_path):
+    """A BOM does not make a file's first topic another topic."""
+    plain = write(tmp_path / "plain.run", GOOD_RUN)
+    with_bom = write(tmp_path / "bom.run", BOM + GOOD_RUN.replace("tag", "other").encode())
+    assert validate_runs([plain, with_bom]) == []

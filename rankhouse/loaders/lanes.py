@@ -27,7 +27,7 @@ least 6 fields, a whole-number rank, a finite score), a rank of at least 1 and a
 unit `narrative` or `facet:<name>`; a whole-number chunk of at least 0; a finite score; one line per
 (topic, unit, docno, chunk); at least one line. Both whitespace-separated formats are staged and
 checked in SQL as the TREC loaders are (lines.stage_fields, lines.check_staged); blank lines and lines
-starting with `#` are skipped.
+starting with `#` are skipped. Every file may start with a UTF-8 BOM, which is stripped.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from rankhouse.loaders.lines import (
     stage_and_check,
     whole_number,
     whole_value,
+    without_bom,
 )
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.loaders.trec import RANK, SCORE, run_checks
@@ -123,7 +124,7 @@ def _topic(path: str | Path, line: int, topic: object, narrative: object, subnar
 def read_narratives(path: str | Path, data: bytes) -> list[Topic]:
     """The topics of a narratives file (TOML groups or JSON lines), checked."""
     check_utf8(path, data)
-    text = data.decode("utf-8")
+    text = without_bom(data).decode("utf-8")
     if str(path).endswith(".jsonl"):
         topics = _jsonl_topics(path, text)
     else:

@@ -9,6 +9,9 @@ character is `#` are skipped (as trec_eval does), unless every line is asked for
 every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
 try a faster reader on simple files (`simple_separator`) and come here when it gives up.
 
+The one BOM rule of every text reader (these and the other loaders): a UTF-8 BOM at the start of a
+file is not part of its text (`without_bom`).
+
 A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two good
 lines may share; `check_staged` raises an InputError naming the first line that breaks one (loaders),
 and runfiles.validate_runs evaluates such Checks on every line (the submission validator).
@@ -27,6 +30,9 @@ from rankhouse.warehouse import Warehouse
 
 # A whole number within +-2^53 (exact in a DOUBLE), as ranks, grades and chunk numbers must be.
 WHOLE = "(TRY_CAST({0} AS DOUBLE) = floor(TRY_CAST({0} AS DOUBLE)) AND abs(TRY_CAST({0} AS DOUBLE)) < 9007199254740992)"
+
+# The UTF-8 byte order mark.
+BOM = b"\xef\xbb\xbf"
 
 # SQL detail of a repeated key: the line it repeats.
 FIRST_LINE = "'first at line ' || CAST(first_line AS VARCHAR)"
@@ -69,6 +75,11 @@ class LineFormat:
     def detail(self) -> str:
         """SQL: the detail of the first rule a staged line breaks, or NULL."""
         return "CASE " + " ".join(f"WHEN {c.broken} THEN {c.detail}" for c in self.checks) + " END"
+
+
+def without_bom(data: bytes) -> bytes:
+    """The one BOM rule of every reader: a file's bytes without the UTF-8 byte order mark it may start with."""
+    return data[len(BOM) :] if data.startswith(BOM) else data
 
 
 def whole_value(column: str) -> str:
@@ -136,7 +147,8 @@ def simple_separator(data: bytes) -> str | None:
     separators, blank lines and comment lines itself and give up on them.
     """
     separator = _one_blank(data)
-    if not data or separator is None or data[:1] in (separator, b"\n", b"#"):
+    # a BOM still there (the file had two) goes to the general reader, which keeps it as text
+    if not data or separator is None or data[:1] in (separator, b"\n", b"#") or data.startswith(BOM):
         return None
     return separator.decode()
 
@@ -186,6 +198,7 @@ def stage_fields(
     With `every_line`, blank lines (nfields 0) and `#` lines are staged too.
     """
     check_utf8(path, data)
+    data = without_bom(data)
     separator = plain_separator(data)
     if separator is not None:  # the same fields as below, without trimming or a regular expression
         content, parts = "line", f"string_split(line, {sql_text(separator)})"

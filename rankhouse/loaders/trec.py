@@ -11,6 +11,9 @@ Blank lines and lines starting with `#` are skipped in both.
 this loader, the lanes study's lane-run loader and the stricter submission validator
 (rankhouse/runfiles.py) all start from it.
 
+Runs and qrels also keep the BOM rule of every text reader (loaders/lines.py): a leading UTF-8 BOM
+is stripped.
+
 A file in a simple layout (see lines.simple_separator) is first loaded optimistically: Arrow's CSV
 reader reads its bytes (numbers as doubles, read as DuckDB's casts read them, or refused) and the
 general reader's SQL inserts them, every rule enforced by NOT NULL columns or one check query; if
@@ -46,6 +49,7 @@ from rankhouse.loaders.lines import (
     stage_and_check,
     whole_number,
     whole_value,
+    without_bom,
 )
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
@@ -160,12 +164,14 @@ def _load(
 ) -> int:  # fmt: skip
     """One transaction: run `replace` statements, insert the file's rows, then `finish(rows)`.
 
-    The fast reader is tried first on a simple file; otherwise (or if it gives up) the general one.
+    The fast reader is tried first on a simple file (its BOM stripped); otherwise (or if it gives up)
+    the general one.
     """
-    separator = simple_separator(data)
+    text = without_bom(data)
+    separator = simple_separator(text)
 
     def insert_simple() -> int:
-        return _insert_simple(wh, data, fmt, table, rows_sql, prefix)
+        return _insert_simple(wh, text, fmt, table, rows_sql, prefix)
 
     def insert_staged() -> int:
         wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
@@ -173,7 +179,7 @@ def _load(
 
     if separator is not None:
         try:
-            wh.con.register(FAST_FIELDS, _simple_fields(data, separator, fmt.fast_types))
+            wh.con.register(FAST_FIELDS, _simple_fields(text, separator, fmt.fast_types))
             try:
                 return _replace_rows(wh, replace, prefix, insert_simple, finish)
             finally:
