@@ -1,5 +1,8 @@
 """Inputs load what they say (issue 13, point 10): a path is read as written, never as a glob; a UTF-8
-BOM is stripped by every reader."""
+BOM is stripped by every reader; numbers are read as trec_eval reads them, between ASCII blanks.
+
+Every refusal names the file, the line and the rule, and leaves the warehouse as it was.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, TREC
 
+from rankhouse.errors import InputError
 from rankhouse.evaluation import evaluate
 from rankhouse.loaders import LOADERS, load_qrels, load_run
 from rankhouse.runfiles import validate_runs
@@ -146,3 +150,67 @@ def test_runs_validate_strips_a_bom(tmp_path):
     plain = write(tmp_path / "plain.run", GOOD_RUN)
     with_bom = write(tmp_path / "bom.run", BOM + GOOD_RUN.replace("tag", "other").encode())
     assert validate_runs([plain, with_bom]) == []
+
+
+# -- 3. numbers as trec_eval reads them; fields separated by ASCII blanks only ----------------------------
+SEPARATOR = "_ digit separator"
+NON_ASCII = "non-ASCII character"
+BLANK = "non-ASCII whitespace"
+# (loader, good file, bad file, bad line, rule)
+BAD_NUMBERS = [
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1_000 tag\n", 2, f"score has a {SEPARATOR}"),
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1_0 2.5 tag\n", 1, f"rank has a {SEPARATOR}"),
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 ٣ 1.5 tag\n", 2, f"rank has a {NON_ASCII}"),
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1 ２.５ tag\n", 1, f"score has a {NON_ASCII}"),
+    ("trec.qrels", GOOD_QRELS, "q1 0 d1 1\nq1 0 d2 1_0\n", 2, f"rel has a {SEPARATOR}"),
+    ("trec.qrels", GOOD_QRELS, "q1 0 d1 １\n", 1, f"rel has a {NON_ASCII}"),
+    ("lanes.runs", "T1 Q0 d1 1 2.5 narrative\n", "T1 Q0 d1 1 2_5 narrative\n", 1, f"score has a {SEPARATOR}"),
+    ("lanes.passage_cache", "T1 narrative d1 0 0.5\n", "T1 narrative d1 1_0 0.5\n", 1, f"chunk has a {SEPARATOR}"),
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d\u00a02 2 1.5 tag\n", 2, BLANK),
+    ("trec.run", GOOD_RUN, "q1 Q0 d1 1 2.5\u2003tag x\n", 1, BLANK),
+    ("trec.qrels", GOOD_QRELS, "q1 0 d1\u30001\n", 1, BLANK),
+    ("lanes.runs", "T1 Q0 d1 1 2.5 narrative\n", "T1\u00a0Q0 d1 1 2.5 narrative x\n", 1, BLANK),
+    ("beir.qrels", BEIR_QRELS, BEIR_QRELS + "q1\td2\u00a0\t1\n", 3, BLANK),
+]
+
+
+@pytest.mark.parametrize(("loader", "good", "bad", "line", "rule", "reader"), readers(BAD_NUMBERS))
+def test_numbers_and_separators_trec_eval_would_read_otherwise_are_refused(
+    wh, tmp_path, monkeypatch, loader, good, bad, line, rule, reader
+):
+    """`1_000` (trec_eval reads 1), digits that are not ASCII and non-ASCII spaces between fields: each is
+    refused with the file, the line and the rule, before anything is written."""
+    use_reader(monkeypatch, reader)
+    LOADERS[loader].load(wh, write(tmp_path / "good", good), "x")
+    before = snapshot(wh)
+    path = write(tmp_path / "bad", bad)
+    with pytest.raises(InputError) as err:
+        LOADERS[loader].load(wh, path, "x")
+    assert (err.value.path, err.value.line) == (str(path), line)
+    assert err.value.rule.startswith(rule)
+    assert str(err.value).startswith(f"{path}:{line}: {rule}")
+    assert snapshot(wh) == before
+
+
+VALIDATE = [
+    ("q1 Q0 d1 2 1_000 run-a\n", f"score has a {SEPARATOR}"),
+    ("q1 Q0 d1 ٢ 1.0 run-a\n", f"rank has a {NON_ASCII}"),
+    ("q1 Q0 d\u00a01 2 1.0 run-a\n", BLANK),
+    ("q1\u3000Q0 d1 2 1.0 run-a\n", BLANK),
+]
+
+
+def test_the_non_ascii_blanks_are_pythons_whitespace_beyond_ascii():
+    from rankhouse.loaders.lines import NON_ASCII_BLANKS
+
+    assert NON_ASCII_BLANKS == "".join(chr(c) for c in range(0x80, 0x110000) if chr(c).isspace())
+
+
+@pytest.mark.parametrize(("text", "rule"), VALIDATE)
+def test_runs_validate_refuses_them_too(tmp_path, text, rule):
+    path = write(tmp_path / "a.run", "q1 Q0 d0 1 2.0 run-a\n" + text)
+    problems = validate_runs([path])
+    assert problems, rule
+    assert [(p.path, p.line) for p in problems][:1] == [(str(path), 2)]
+    assert problems[0].rule.startswith(rule)
+    assert str(problems[0]).startswith(f"{path}:2: {rule}")

@@ -9,8 +9,11 @@ character is `#` are skipped (as trec_eval does), unless every line is asked for
 every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
 try a faster reader on simple files (`simple_separator`) and come here when it gives up.
 
-The one BOM rule of every text reader (these and the other loaders): a UTF-8 BOM at the start of a
-file is not part of its text (`without_bom`).
+Rules every text reader keeps (these and the other loaders): a UTF-8 BOM at the start of a file is not
+part of its text (`without_bom`); fields are separated by ASCII blanks only, so a non-ASCII space in a
+line is refused (`ascii_blanks`) rather than kept inside a field, as trec_eval would; and a number is
+written as trec_eval reads it (`written_number`): no `_` between digits (DuckDB's casts read `1_000` as
+1000, trec_eval's strtod as 1) and ASCII only.
 
 A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two good
 lines may share; `check_staged` raises an InputError naming the first line that breaks one (loaders),
@@ -19,6 +22,7 @@ and runfiles.validate_runs evaluates such Checks on every line (the submission v
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,16 @@ WHOLE = "(TRY_CAST({0} AS DOUBLE) = floor(TRY_CAST({0} AS DOUBLE)) AND abs(TRY_C
 
 # The UTF-8 byte order mark.
 BOM = b"\xef\xbb\xbf"
+
+# Whitespace beyond ASCII (every non-ASCII character for which Python's str.isspace is true: NEL, the
+# no-break spaces, the Unicode spaces, the line and paragraph separators). trec_eval splits fields on
+# ASCII blanks only and would keep these inside a field; a line that has one is refused.
+NON_ASCII_BLANKS = "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+BLANK_RULE = "non-ASCII whitespace in the line"
+BLANK_DETAIL = "fields are separated by ASCII spaces and tabs"
+RE2_BLANKS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in NON_ASCII_BLANKS) + "]"  # the same, in RE2's syntax
+TEXT_BLANKS = re.compile(f"[{NON_ASCII_BLANKS}]")
+UTF8_BLANKS = re.compile(b"|".join(re.escape(c.encode()) for c in NON_ASCII_BLANKS))  # in UTF-8 bytes
 
 # SQL detail of a repeated key: the line it repeats.
 FIRST_LINE = "'first at line ' || CAST(first_line AS VARCHAR)"
@@ -82,9 +96,47 @@ def without_bom(data: bytes) -> bytes:
     return data[len(BOM) :] if data.startswith(BOM) else data
 
 
+def has_non_ascii_blank(data: bytes) -> bool:
+    """Whether UTF-8 `data` holds whitespace beyond ASCII (NON_ASCII_BLANKS); at memory speed for ASCII."""
+    return not data.isascii() and UTF8_BLANKS.search(data) is not None
+
+
+def non_ascii_blank(text: str) -> str | None:
+    """The first non-ASCII whitespace character of `text` as U+XXXX, or None."""
+    found = None if text.isascii() else TEXT_BLANKS.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def ascii_blanks(fields: int) -> Check:
+    """The rule that the first `fields` staged fields hold no non-ASCII whitespace (so that every field
+    boundary is an ASCII blank, as trec_eval reads them); the detail names the character."""
+    text = "concat(" + ", ".join(f"f{i}" for i in range(1, fields + 1)) + ")"
+    broken = f"strlen({text}) <> length({text}) AND regexp_matches({text}, '{RE2_BLANKS}')"
+    found = f"printf('U+%04X', unicode(regexp_extract({text}, '{RE2_BLANKS}')))"
+    return Check(BLANK_RULE, broken, f"{found} || '; {BLANK_DETAIL}'")
+
+
+def written_number(column: str, name: str) -> tuple[Check, Check]:
+    """The rules on how a number field is written, before its value is read: no `_` digit separator
+    (DuckDB reads 1_000 as 1000, trec_eval as 1) and no character beyond ASCII (such as the digits of
+    other scripts, which neither reads)."""
+    return (
+        Check(f"{name} has a _ digit separator", f"contains({column}, '_')",
+              f"'{name} ' || {column} || '; trec_eval reads the digits before the _ only'"),
+        Check(f"{name} has a non-ASCII character", f"strlen({column}) <> length({column})",
+              f"'{name} ' || {column} || '; numbers are written in ASCII digits'"),
+    )  # fmt: skip
+
+
 def whole_value(column: str) -> str:
     """SQL: a field's whole number as a BIGINT, NULL if it is not one."""
     return f"CASE WHEN {WHOLE.format(column)} THEN CAST(CAST({column} AS DOUBLE) AS BIGINT) END"
+
+
+def as_written(column: str, value: str) -> str:
+    """SQL: `value`, a number read from a text field, NULL where the field breaks written_number's rules
+    (DuckDB reads `1_000` as 1000; it reads no digit beyond ASCII)."""
+    return f"CASE WHEN NOT contains({column}, '_') THEN {value} END"
 
 
 def whole_number(column: str, name: str) -> Check:

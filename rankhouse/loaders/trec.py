@@ -11,16 +11,17 @@ Blank lines and lines starting with `#` are skipped in both.
 this loader, the lanes study's lane-run loader and the stricter submission validator
 (rankhouse/runfiles.py) all start from it.
 
-Runs and qrels also keep the BOM rule of every text reader (loaders/lines.py): a leading UTF-8 BOM
-is stripped.
+Runs and qrels also keep the rules of every text reader (loaders/lines.py): a leading UTF-8 BOM is
+stripped, a line with non-ASCII whitespace is refused, and so is a number with a `_` or a non-ASCII
+character.
 
 A file in a simple layout (see lines.simple_separator) is first loaded optimistically: Arrow's CSV
-reader reads its bytes (numbers as doubles, read as DuckDB's casts read them, or refused) and the
-general reader's SQL inserts them, every rule enforced by NOT NULL columns or one check query; if
-anything is off, the transaction is rolled back and the file goes through the general reader, which
-finds and names the broken rule. Large files are nearly always simple, and this halves their load
-time. Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would
-expand `*`, `?` and `[...]` in it as a glob.
+reader reads its bytes (numbers as doubles; it refuses `1_000` and non-ASCII digits, and reads the
+numbers it takes as DuckDB's casts do) and the general reader's SQL inserts them, every rule enforced
+by NOT NULL columns or one check query; if anything is off, the transaction is rolled back and the
+file goes through the general reader, which finds and names the broken rule. Large files are nearly
+always simple, and this halves their load time. Both readers parse the bytes that were hashed: no
+path is handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glob.
 """
 
 from __future__ import annotations
@@ -40,16 +41,19 @@ from rankhouse.loaders.lines import (
     REPEATED_HASHES,
     Check,
     LineFormat,
+    ascii_blanks,
     count_lines,
     field_count,
     finite_number,
     finite_value,
+    has_non_ascii_blank,
     line_numbers,
     simple_separator,
     stage_and_check,
     whole_number,
     whole_value,
     without_bom,
+    written_number,
 )
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
@@ -65,10 +69,15 @@ RANK = whole_value("f4")
 SCORE = finite_value("f5")
 
 
+# The rules of a run line's rank (f4) and score (f5), in order: how the number is written, then its value.
+RANK_CHECKS = (*written_number("f4", "rank"), whole_number("f4", "rank"))
+SCORE_CHECKS = (*written_number("f5", "score"), *finite_number("f5", "score"))
+
+
 def run_checks(fields: str = RUN_FIELDS) -> tuple[Check, ...]:
-    """The rules of a TREC run line as trec_eval reads it: at least 6 fields (named `fields` in the rule),
-    a whole-number rank (f4), a numeric and finite score (f5)."""
-    return (field_count(fields, "nfields < 6"), whole_number("f4", "rank"), *finite_number("f5", "score"))
+    """The rules of a TREC run line as trec_eval reads it: ASCII blanks between fields, at least 6 fields
+    (named `fields` in the rule), a whole-number rank (f4), a numeric and finite score (f5)."""
+    return (ascii_blanks(6), field_count(fields, "nfields < 6"), *RANK_CHECKS, *SCORE_CHECKS)
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,12 @@ RUN = TrecFormat(
     key="qid, docno",
 )
 
-QRELS_CHECKS = (field_count("qid iter docno rel", "nfields <> 4"), whole_number("f4", "rel"))
+QRELS_CHECKS = (
+    ascii_blanks(4),
+    field_count("qid iter docno rel", "nfields <> 4"),
+    *written_number("f4", "rel"),
+    whole_number("f4", "rel"),
+)
 QRELS = TrecFormat(
     line=LineFormat("qrels", 4, QRELS_CHECKS, "f1, f3", "document judged twice for this query", FIRST_AT),
     fast_types=(pa.string(), pa.string(), pa.string(), pa.float64()),
@@ -164,11 +178,11 @@ def _load(
 ) -> int:  # fmt: skip
     """One transaction: run `replace` statements, insert the file's rows, then `finish(rows)`.
 
-    The fast reader is tried first on a simple file (its BOM stripped); otherwise (or if it gives up)
-    the general one.
+    The fast reader is tried first on a simple file (its BOM stripped; with no non-ASCII whitespace,
+    which only the general reader names); otherwise (or if it gives up) the general one.
     """
     text = without_bom(data)
-    separator = simple_separator(text)
+    separator = None if has_non_ascii_blank(text) else simple_separator(text)
 
     def insert_simple() -> int:
         return _insert_simple(wh, text, fmt, table, rows_sql, prefix)
