@@ -1,5 +1,5 @@
 """Inputs load what they say (issue 13, point 10): a path is read as written, never as a glob; a UTF-8
-BOM is stripped by every reader; numbers are read as trec_eval reads them, between ASCII blanks.
+BOM is stripped by every reader; numbers are read as trec_eval reads them; `-M` takes a depth of at least 1.
 
 Every refusal names the file, the line and the rule, and leaves the warehouse as it was.
 """
@@ -7,13 +7,14 @@ Every refusal names the file, the line and the rule, and leaves the warehouse as
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, TREC
 
-from rankhouse.errors import InputError
-from rankhouse.evaluation import evaluate
+from rankhouse.errors import InputError, RankhouseError
+from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.loaders import LOADERS, load_qrels, load_run
 from rankhouse.runfiles import validate_runs
 from rankhouse.warehouse import Warehouse
@@ -214,3 +215,34 @@ def test_runs_validate_refuses_them_too(tmp_path, text, rule):
     assert [(p.path, p.line) for p in problems][:1] == [(str(path), 2)]
     assert problems[0].rule.startswith(rule)
     assert str(problems[0]).startswith(f"{path}:2: {rule}")
+
+
+# -- 4. -M: a depth of at least 1 ---------------------------------------------------------------------------
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
+    """Run `rankhouse ARGS` in this process: (exit code, stderr)."""
+    from rankhouse.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["rankhouse", *args])
+    with pytest.raises(SystemExit) as done:
+        main()
+    return done.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("depth", ["-5", "0", "1.5", "1_0", "٣", "ten"])
+def test_a_depth_that_is_not_a_whole_number_of_at_least_1_is_refused_before_loading(
+    tmp_path, monkeypatch, capsys, depth
+):
+    """trec_eval's -M 0 evaluates no document at all (and a negative depth the same): refused, as is
+    anything but ASCII digits, with `error:` and exit status 2, and no warehouse written."""
+    db = tmp_path / "w.duckdb"
+    code, err = run_cli(monkeypatch, capsys, "eval", str(TREC / "qrels.test"), str(TREC / "results.test"),
+                        "-M", depth, "--db", str(db))  # fmt: skip
+    assert code == 2
+    assert err.startswith("error: -M/--depth must be a whole number of at least 1"), err
+    assert repr(depth) in err
+    assert not db.exists() and not db.with_suffix(".labels.duckdb").exists()
+
+
+def test_the_api_refuses_a_negative_depth():
+    with pytest.raises(RankhouseError, match="depth must be a whole number of at least 0"):
+        EvalOptions(depth=-5)
