@@ -18,12 +18,23 @@ MEASURE_TARGETS = "+run_measures"
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """trec_eval's options. `complete` (-c) is on by default: a qrels query a run missed scores 0."""
+    """trec_eval's options. `complete` (-c) is on by default: a qrels query a run missed scores 0.
+
+    `depth` is -M, the documents evaluated per query; 0 (the default) evaluates every retrieved document.
+    (trec_eval's own -M 0 evaluates none, so the command line takes -M 1 and up only: cli/evaluate.py.)
+    """
 
     relevance_level: int = 1  # -l
     complete: bool = True  # -c
     depth: int = 0  # -M; 0 = every retrieved document
     judged_only: bool = False  # -J
+
+    def __post_init__(self) -> None:
+        """Refuse a depth that is not a whole number of at least 0."""
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
+            raise RankhouseError(
+                f"depth must be a whole number of at least 0 (0: every retrieved document), not {self.depth!r}"
+            )
 
     def parameters(self) -> dict:
         return {

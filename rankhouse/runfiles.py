@@ -10,9 +10,11 @@ validate  `validate_runs` checks what the seed lists, per file: six whitespace-s
           (topic, docno) pair twice; document ids matching the allowed pattern (RE2 syntax); and across
           the files (the variants of one submission): the same topics and the same topic-document rows.
           Two submission rules are checked too: one run tag per file, and a different tag in each file.
-          A line's rank and score rules are the loaders' (loaders/trec.py `run_checks`: a whole-number
-          rank, a finite score); the rest is on top. Each file is staged once (loaders/lines.py) and
-          every rule is SQL over it: window functions for the sequences, a join across the files.
+          A line's rank and score rules are the loaders' (loaders/trec.py `run_checks`: ASCII blanks
+          between fields, a whole-number rank, a finite score, numbers without `_` or non-ASCII
+          characters); the rest is on top. A leading UTF-8 BOM is not part of a file's first topic.
+          Each file is staged once (loaders/lines.py) and every rule is SQL over it: window functions
+          for the sequences, a join across the files.
 manifest  `write_manifest`: the SHA-256 of every input and output file, and per-topic receipts.
 
     >>> problems = validate_runs(["combo.run", "breadth.run"], doc_id_pattern=r"shard_\\S+")  # doctest: +SKIP
@@ -29,9 +31,9 @@ from pathlib import Path
 import duckdb
 
 from rankhouse.errors import InputError, RankhouseError
-from rankhouse.loaders.lines import FIRST_LINE, Check, field_count, sql_text, stage_fields
+from rankhouse.loaders.lines import FIRST_LINE, Check, as_written, ascii_blanks, field_count, sql_text, stage_fields
 from rankhouse.loaders.sources import read_file, sha256_file
-from rankhouse.loaders.trec import RANK, SCORE, run_checks
+from rankhouse.loaders.trec import RANK, RANK_CHECKS, SCORE, SCORE_CHECKS
 from rankhouse.warehouse import Warehouse
 
 METHODS = ("combo", "breadth", "narrative")
@@ -109,10 +111,13 @@ PAIRS = "rh_submission_pairs"  # (topic, docno) pairs: first line, how many line
 DOCS = "rh_submission_docs"  # (file, topic, docno) of every file
 FILES = "rh_submission_files"  # (file, path, tag) of every file
 
-# The six-field lines, narrow: topic, rank and score (NULL where not a whole number, not finite), and
-# idx, which counts them in file order (their line number where every line has six fields).
+# The six-field lines, narrow: topic, rank and score (NULL where not a whole number, not finite, or not
+# written as trec_eval reads it), and idx, which counts them in file order (their line number where every
+# line has six fields).
 SIX_LINES = f"""
-    SELECT line_no, f1 AS topic, {RANK} AS rank, {SCORE} AS score, {{idx}} AS idx FROM {STAGED} WHERE nfields = 6
+    SELECT line_no, f1 AS topic, {as_written("f4", RANK)} AS rank, {as_written("f5", SCORE)} AS score,
+           {{idx}} AS idx
+    FROM {STAGED} WHERE nfields = 6
 """
 # How many topics have lines apart: not one run of consecutive six-field lines.
 SPLIT_TOPICS = """
@@ -164,18 +169,17 @@ REPEATS = f"{STAGED} JOIN (SELECT * FROM {PAIRS} WHERE lines > 1) USING (f1, f3)
 
 def _submission_rules(pattern: str | None) -> list[tuple[str, Check]]:
     """(relation, check) of the rules of a six-field line, in the order a line's problems are listed: a
-    TREC run line's (trec.run_checks) and the submission's on top; `file_tag` is the file's first tag."""
-    _, rank, number, finite = run_checks(FIELDS)
+    TREC run line's rank and score rules (trec.RANK_CHECKS, SCORE_CHECKS) and the submission's on top;
+    `file_tag` is the file's first tag."""
     rules = [
         (SIX, Check("the second field must be Q0", "f2 <> 'Q0'", "f2")),
         (SIX, Check("run tag differs from the file's first", "f6 <> $file_tag", "f6 || ', not ' || $file_tag")),
         (SEQUENCE, Check("topic appears again after other topics", "again", "f1")),
-        (SIX, rank),
+        *((SIX, check) for check in RANK_CHECKS),
         (SEQUENCE, Check("ranks must start at 1 for each topic and go up by 1", "rank <> last_rank + 1",
                          "CASE WHEN last_rank <> 0 THEN 'rank ' || rank || ' after ' || last_rank "
                          "ELSE 'first rank ' || rank END")),
-        (SIX, number),
-        (SIX, finite),
+        *((SIX, check) for check in SCORE_CHECKS),
         (SEQUENCE, Check("score increases within the topic", "score > last_score",
                          "f5 || ' after ' || CAST(last_score AS VARCHAR)")),
         (REPEATS, Check("duplicate topic-document pair", "line_no > first_line",
@@ -190,12 +194,13 @@ def _submission_rules(pattern: str | None) -> list[tuple[str, Check]]:
 
 def _line_problems(wh: Warehouse, rules: list[tuple[str, Check]], tag: str) -> list[tuple[int, str, str]]:
     """(line, rule, detail) of every rule the staged file breaks, by line and then in the order of `rules`."""
-    fields = field_count(FIELDS, "nfields <> 6")
+    fields, blanks = field_count(FIELDS, "nfields <> 6"), ascii_blanks(6)
     parts = [
         f"SELECT line_no, 0 AS position, 'blank line' AS rule, '' AS detail FROM {STAGED} WHERE nfields = 0",
-        f"SELECT line_no, 0, {sql_text(fields.rule)}, {fields.detail} FROM {STAGED} WHERE nfields NOT IN (0, 6)",
+        f"SELECT line_no, 1, {sql_text(blanks.rule)}, {blanks.detail} FROM {STAGED} WHERE {blanks.broken}",
+        f"SELECT line_no, 2, {sql_text(fields.rule)}, {fields.detail} FROM {STAGED} WHERE nfields NOT IN (0, 6)",
         *(f"SELECT line_no, {i}, {sql_text(c.rule)}, {c.detail} FROM {relation} {c.broken}"
-          for i, (relation, c) in enumerate(rules, start=1)),
+          for i, (relation, c) in enumerate(rules, start=3)),
     ]  # fmt: skip
     query = f"SELECT line_no, rule, detail FROM ({' UNION ALL '.join(parts)}) ORDER BY line_no, position"
     return wh.sql(query, {"file_tag": tag})

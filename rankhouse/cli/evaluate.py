@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -38,7 +39,15 @@ def eval_command(
         ),
     ] = True,
     level: Annotated[int, typer.Option("--level", "-l", help="Lowest grade counted relevant (trec_eval -l).")] = 1,
-    depth: Annotated[int, typer.Option("--depth", "-M", help="Evaluate the top DEPTH documents only; 0 = all.")] = 0,
+    depth: Annotated[
+        str | None,
+        typer.Option(
+            "--depth",
+            "-M",
+            metavar="N",
+            help="Evaluate the first N documents of each query only, N >= 1 (trec_eval -M). Default: all.",
+        ),
+    ] = None,
     judged_only: Annotated[
         bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J).")
     ] = False,
@@ -53,7 +62,7 @@ def eval_command(
     """
     if output_format not in ("text", "json"):
         raise typer.BadParameter("--format is text or json")
-    options = EvalOptions(relevance_level=level, complete=complete, depth=depth, judged_only=judged_only)
+    options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
     with Warehouse(db, labels) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
@@ -64,6 +73,23 @@ def eval_command(
         print(json.dumps(result.as_dict(per_query), indent=2))
     else:
         print("\n".join(result.lines(per_query)))
+
+
+def depth_option(text: str | None) -> int:
+    """The depth of `-M N` (0 without -M: every document), refused unless N is ASCII digits and at least 1.
+
+    trec_eval evaluates the documents ranked 1 .. N, so its -M 0 (or a negative N) evaluates none and
+    scores every query 0; rather than that, or than reading 0 as "all" where trec_eval would not, it is
+    refused. So are `1_0` and non-ASCII digits, which Python's int() would read.
+    """
+    if text is None:
+        return 0
+    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
+        raise RankhouseError(
+            f"-M/--depth must be a whole number of at least 1, not {text!r} (trec_eval's -M 0 evaluates no "
+            "document; leave -M out to evaluate every retrieved document)"
+        )
+    return int(text)
 
 
 def demo_command(

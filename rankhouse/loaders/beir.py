@@ -15,8 +15,9 @@ qrels     - a TSV with the header `query-id<TAB>corpus-id<TAB>score` and an inte
 Ids are the files' own; row_index is the 0-based position of the document or query in its file.
 Rules, each reported with the file, the line and the rule, and nothing loaded: UTF-8; well-formed CSV
 or JSON; the expected header and field count; a non-empty id and text; no repeated id (and for claims,
-one text per id); 3 fields and an integer score per qrels line, no (query, doc) pair judged twice; at
-least one row. Blank lines in JSONL and TSV files are skipped; line numbers count every line.
+one text per id); 3 fields and an integer score per qrels line, no non-ASCII whitespace in it, no
+(query, doc) pair judged twice; at least one row. Blank lines in JSONL and TSV files are skipped; line
+numbers count every line; a leading UTF-8 BOM is stripped.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rankhouse.errors import InputError
-from rankhouse.loaders.lines import check_utf8
+from rankhouse.loaders.lines import BLANK_RULE, check_utf8, non_ascii_blank, without_bom
 from rankhouse.loaders.sources import (
     LoadResult,
     loaded_sha,
@@ -58,8 +59,10 @@ Judgment = tuple[int, str, str, int]  # (line, query id, doc id, score)
 
 # -- reading ----------------------------------------------------------------------------------------
 def _decode(path: str | Path, data: bytes) -> str:
-    """The file's text, or an InputError naming the first line that is not UTF-8, or the empty file."""
+    """The file's text (without a leading BOM), or an InputError naming the first line that is not UTF-8,
+    or the empty file."""
     check_utf8(path, data)
+    data = without_bom(data)
     if not data.strip():
         raise InputError(path, 1, "empty file")
     return data.decode("utf-8")
@@ -246,7 +249,11 @@ def _beir_qrels(path: str | Path, text: str) -> list[Judgment]:
 
 
 def _judgment(path: str | Path, line: int, raw: str) -> Judgment:
-    """One qrels line, checked: three tab-separated fields, non-empty ids, an integer score."""
+    """One qrels line, checked: no non-ASCII whitespace, three tab-separated fields, non-empty ids, an
+    integer score."""
+    blank = non_ascii_blank(raw)
+    if blank:
+        raise InputError(path, line, BLANK_RULE, f"{blank}; fields are separated by tabs")
     fields = raw.split("\t")
     if len(fields) != 3:
         raise InputError(path, line, "expected 3 fields: query-id corpus-id score", f"found {len(fields)}")

@@ -13,14 +13,14 @@ vectors.parquet  evidence.vectors    columns doc_id, vector (384 floats)       n
 Comparator runs (`dense`, `typed`) are TREC runs (qid = task_id, docno = doc_id): loader trec.run.
 
 Rules, each reported with the file, the line (for Parquet: the 1-based row; 0: the file as a whole) and
-the rule, and nothing loaded: UTF-8; one JSON object per non-blank line with exactly the format's keys
-and no key twice; ids are non-empty strings without whitespace (they go into TREC files); no task or
-document twice; a non-empty question and text; a non-empty list of non-empty requirements; split
-`development` or `final`. The pool key is one JSON object: each key a loaded task, given once, with a
-non-empty list of loaded documents, none twice; every task has a pool. A judgment names a pair of the
-pool, judge `A` or `B`, an integer grade 0..3, and obligations that are distinct 0-based indices into
-the task's requirements; a judge judges a pair once. Vectors: one per loaded document and no other,
-384 finite numbers of Euclidean norm 1 (within 1e-4).
+the rule, and nothing loaded: UTF-8 (a leading BOM is stripped); one JSON object per non-blank line
+with exactly the format's keys and no key twice; ids are non-empty strings without whitespace (they go
+into TREC files); no task or document twice; a non-empty question and text; a non-empty list of
+non-empty requirements; split `development` or `final`. The pool key is one JSON object: each key a
+loaded task, given once, with a non-empty list of loaded documents, none twice; every task has a pool.
+A judgment names a pair of the pool, judge `A` or `B`, an integer grade 0..3, and obligations that are
+distinct 0-based indices into the task's requirements; a judge judges a pair once. Vectors: one per
+loaded document and no other, 384 finite numbers of Euclidean norm 1 (within 1e-4).
 
 Loading the same bytes under the same name again is a no-op. Loading new bytes replaces the bundle's
 rows of that file; replacing the tasks or documents also clears what was checked against them (the
@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rankhouse.errors import InputError
-from rankhouse.loaders.lines import check_utf8
+from rankhouse.loaders.lines import check_utf8, without_bom
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
 
@@ -117,8 +117,10 @@ class Judgment:
 
 # -- JSON lines -------------------------------------------------------------------------------------
 def _text(path: str | Path, data: bytes) -> str:
-    """The file's text, or an InputError for a line that is not UTF-8 or a file with nothing in it."""
+    """The file's text (without a leading BOM), or an InputError for a line that is not UTF-8 or a file
+    with nothing in it."""
     check_utf8(path, data)
+    data = without_bom(data)
     if not data.strip():
         raise InputError(path, 1, "empty file")
     return data.decode("utf-8")

@@ -26,8 +26,9 @@ least 6 fields, a whole-number rank, a finite score), a rank of at least 1 and a
 `facet:<name>`; one line per (topic, lane, docno); at least one line. Passage cache: exactly 5 fields;
 unit `narrative` or `facet:<name>`; a whole-number chunk of at least 0; a finite score; one line per
 (topic, unit, docno, chunk); at least one line. Both whitespace-separated formats are staged and
-checked in SQL as the TREC loaders are (lines.stage_fields, lines.check_staged); blank lines and lines
-starting with `#` are skipped.
+checked in SQL as the TREC loaders are (lines.stage_fields, lines.check_staged), with their rules
+for blanks and numbers (ASCII blanks between fields; no `_` or non-ASCII character in a number); blank
+lines and lines starting with `#` are skipped. Every file may start with a UTF-8 BOM, which is stripped.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from rankhouse.loaders.lines import (
     FIRST_LINE,
     Check,
     LineFormat,
+    ascii_blanks,
     at_least,
     check_utf8,
     field_count,
@@ -53,6 +55,8 @@ from rankhouse.loaders.lines import (
     stage_and_check,
     whole_number,
     whole_value,
+    without_bom,
+    written_number,
 )
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.loaders.trec import RANK, SCORE, run_checks
@@ -123,7 +127,7 @@ def _topic(path: str | Path, line: int, topic: object, narrative: object, subnar
 def read_narratives(path: str | Path, data: bytes) -> list[Topic]:
     """The topics of a narratives file (TOML groups or JSON lines), checked."""
     check_utf8(path, data)
-    text = data.decode("utf-8")
+    text = without_bom(data).decode("utf-8")
     if str(path).endswith(".jsonl"):
         topics = _jsonl_topics(path, text)
     else:
@@ -286,10 +290,13 @@ PASSAGE_CACHE = LineFormat(
     "passage score",
     5,
     (
+        ascii_blanks(5),
         field_count("topic unit docno chunk score", "nfields <> 5"),
         _unit("f2", "unit", "unit"),
+        *written_number("f4", "chunk"),
         whole_number("f4", "chunk"),
         at_least("f4", "chunk", 0),
+        *written_number("f5", "score"),
         *finite_number("f5", "score"),
     ),
     "f1, f2, f3, CAST(f4 AS DOUBLE)",

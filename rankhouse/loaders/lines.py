@@ -9,6 +9,12 @@ character is `#` are skipped (as trec_eval does), unless every line is asked for
 every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
 try a faster reader on simple files (`simple_separator`) and come here when it gives up.
 
+Rules every text reader keeps (these and the other loaders): a UTF-8 BOM at the start of a file is not
+part of its text (`without_bom`); fields are separated by ASCII blanks only, so a non-ASCII space in a
+line is refused (`ascii_blanks`) rather than kept inside a field, as trec_eval would; and a number is
+written as trec_eval reads it (`written_number`): no `_` between digits (DuckDB's casts read `1_000` as
+1000, trec_eval's strtod as 1) and ASCII only.
+
 A format's rules (`LineFormat`) are `Check`s of one staged line each, in order, and a key no two good
 lines may share; `check_staged` raises an InputError naming the first line that breaks one (loaders),
 and runfiles.validate_runs evaluates such Checks on every line (the submission validator).
@@ -16,6 +22,7 @@ and runfiles.validate_runs evaluates such Checks on every line (the submission v
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +34,19 @@ from rankhouse.warehouse import Warehouse
 
 # A whole number within +-2^53 (exact in a DOUBLE), as ranks, grades and chunk numbers must be.
 WHOLE = "(TRY_CAST({0} AS DOUBLE) = floor(TRY_CAST({0} AS DOUBLE)) AND abs(TRY_CAST({0} AS DOUBLE)) < 9007199254740992)"
+
+# The UTF-8 byte order mark.
+BOM = b"\xef\xbb\xbf"
+
+# Whitespace beyond ASCII (every non-ASCII character for which Python's str.isspace is true: NEL, the
+# no-break spaces, the Unicode spaces, the line and paragraph separators). trec_eval splits fields on
+# ASCII blanks only and would keep these inside a field; a line that has one is refused.
+NON_ASCII_BLANKS = "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+BLANK_RULE = "non-ASCII whitespace in the line"
+BLANK_DETAIL = "fields are separated by ASCII spaces and tabs"
+RE2_BLANKS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in NON_ASCII_BLANKS) + "]"  # the same, in RE2's syntax
+TEXT_BLANKS = re.compile(f"[{NON_ASCII_BLANKS}]")
+UTF8_BLANKS = re.compile(b"|".join(re.escape(c.encode()) for c in NON_ASCII_BLANKS))  # in UTF-8 bytes
 
 # SQL detail of a repeated key: the line it repeats.
 FIRST_LINE = "'first at line ' || CAST(first_line AS VARCHAR)"
@@ -71,9 +91,52 @@ class LineFormat:
         return "CASE " + " ".join(f"WHEN {c.broken} THEN {c.detail}" for c in self.checks) + " END"
 
 
+def without_bom(data: bytes) -> bytes:
+    """The one BOM rule of every reader: a file's bytes without the UTF-8 byte order mark it may start with."""
+    return data[len(BOM) :] if data.startswith(BOM) else data
+
+
+def has_non_ascii_blank(data: bytes) -> bool:
+    """Whether UTF-8 `data` holds whitespace beyond ASCII (NON_ASCII_BLANKS); at memory speed for ASCII."""
+    return not data.isascii() and UTF8_BLANKS.search(data) is not None
+
+
+def non_ascii_blank(text: str) -> str | None:
+    """The first non-ASCII whitespace character of `text` as U+XXXX, or None."""
+    found = None if text.isascii() else TEXT_BLANKS.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def ascii_blanks(fields: int) -> Check:
+    """The rule that the first `fields` staged fields hold no non-ASCII whitespace (so that every field
+    boundary is an ASCII blank, as trec_eval reads them); the detail names the character."""
+    text = "concat(" + ", ".join(f"f{i}" for i in range(1, fields + 1)) + ")"
+    broken = f"strlen({text}) <> length({text}) AND regexp_matches({text}, '{RE2_BLANKS}')"
+    found = f"printf('U+%04X', unicode(regexp_extract({text}, '{RE2_BLANKS}')))"
+    return Check(BLANK_RULE, broken, f"{found} || '; {BLANK_DETAIL}'")
+
+
+def written_number(column: str, name: str) -> tuple[Check, Check]:
+    """The rules on how a number field is written, before its value is read: no `_` digit separator
+    (DuckDB reads 1_000 as 1000, trec_eval as 1) and no character beyond ASCII (such as the digits of
+    other scripts, which neither reads)."""
+    return (
+        Check(f"{name} has a _ digit separator", f"contains({column}, '_')",
+              f"'{name} ' || {column} || '; trec_eval reads the digits before the _ only'"),
+        Check(f"{name} has a non-ASCII character", f"strlen({column}) <> length({column})",
+              f"'{name} ' || {column} || '; numbers are written in ASCII digits'"),
+    )  # fmt: skip
+
+
 def whole_value(column: str) -> str:
     """SQL: a field's whole number as a BIGINT, NULL if it is not one."""
     return f"CASE WHEN {WHOLE.format(column)} THEN CAST(CAST({column} AS DOUBLE) AS BIGINT) END"
+
+
+def as_written(column: str, value: str) -> str:
+    """SQL: `value`, a number read from a text field, NULL where the field breaks written_number's rules
+    (DuckDB reads `1_000` as 1000; it reads no digit beyond ASCII)."""
+    return f"CASE WHEN NOT contains({column}, '_') THEN {value} END"
 
 
 def whole_number(column: str, name: str) -> Check:
@@ -136,7 +199,8 @@ def simple_separator(data: bytes) -> str | None:
     separators, blank lines and comment lines itself and give up on them.
     """
     separator = _one_blank(data)
-    if not data or separator is None or data[:1] in (separator, b"\n", b"#"):
+    # a BOM still there (the file had two) goes to the general reader, which keeps it as text
+    if not data or separator is None or data[:1] in (separator, b"\n", b"#") or data.startswith(BOM):
         return None
     return separator.decode()
 
@@ -168,9 +232,13 @@ def line_table(data: bytes) -> pa.Table:
     # the bytes without the newlines: line i starts i newlines earlier
     offsets = np.append(starts - np.arange(len(starts)), len(data) - len(newlines))
     lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data.replace(b"\n", b"")))
-    # from buffers, as the lines: pa.array's first call costs a quarter of a second (it imports pandas)
-    numbers = pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(np.arange(1, len(starts) + 1))])
-    return pa.table({"line_no": numbers, "line": lines})
+    return pa.table({"line_no": line_numbers(len(starts)), "line": lines})
+
+
+def line_numbers(count: int) -> pa.Array:
+    """The int64 Arrow array 1 .. count, built from a buffer, as line_table's lines are: pa.array's first
+    call costs a quarter of a second (it imports pandas)."""
+    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(np.arange(1, count + 1))])
 
 
 def stage_fields(
@@ -182,6 +250,7 @@ def stage_fields(
     With `every_line`, blank lines (nfields 0) and `#` lines are staged too.
     """
     check_utf8(path, data)
+    data = without_bom(data)
     separator = plain_separator(data)
     if separator is not None:  # the same fields as below, without trimming or a regular expression
         content, parts = "line", f"string_split(line, {sql_text(separator)})"

@@ -5,7 +5,8 @@ its categories (class labels, used as relevance judgments, in the labels file). 
 loader, and a protocol names the file twice. Ids are the 0-based data row index.
 
 Rules, each reported with the file, the line and the rule, and nothing loaded: a `text,category`
-header; exactly two fields per row; a non-empty text and category; UTF-8; at least one row.
+header; exactly two fields per row; a non-empty text and category; UTF-8; at least one row. A leading
+UTF-8 BOM is stripped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rankhouse.errors import InputError
+from rankhouse.loaders.lines import without_bom
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes
 from rankhouse.warehouse import Warehouse
 
@@ -24,7 +26,8 @@ HEADER = ["text", "category"]
 
 
 def read_labelled_csv(path: str | Path, data: bytes) -> list[tuple[int, str, str]]:
-    """(line, text, category) per data row, checked."""
+    """(line, text, category) per data row, checked (a leading BOM is not part of the header)."""
+    data = without_bom(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -11,19 +11,29 @@ Blank lines and lines starting with `#` are skipped in both.
 this loader, the lanes study's lane-run loader and the stricter submission validator
 (rankhouse/runfiles.py) all start from it.
 
-A file in a simple layout (see lines.simple_separator) is first loaded optimistically, straight from
-DuckDB's CSV reader into its table, every rule enforced by NOT NULL columns or one check query; if
-anything is off, the transaction is rolled back and the file goes through the general reader, which
-finds and names the broken rule. Large files are nearly always simple, and this halves their load time.
+Runs and qrels also keep the rules of every text reader (loaders/lines.py): a leading UTF-8 BOM is
+stripped, a line with non-ASCII whitespace is refused, and so is a number with a `_` or a non-ASCII
+character.
+
+A file in a simple layout (see lines.simple_separator) is first loaded optimistically: Arrow's CSV
+reader reads its bytes (numbers as doubles; it refuses `1_000` and non-ASCII digits, and reads the
+numbers it takes as DuckDB's casts do) and the general reader's SQL inserts them, every rule enforced
+by NOT NULL columns or one check query; if anything is off, the transaction is rolled back and the
+file goes through the general reader, which finds and names the broken rule. Large files are nearly
+always simple, and this halves their load time. Both readers parse the bytes that were hashed: no
+path is handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glob.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import (
@@ -31,19 +41,26 @@ from rankhouse.loaders.lines import (
     REPEATED_HASHES,
     Check,
     LineFormat,
+    ascii_blanks,
     count_lines,
     field_count,
     finite_number,
     finite_value,
+    has_non_ascii_blank,
+    line_numbers,
     simple_separator,
     stage_and_check,
     whole_number,
     whole_value,
+    without_bom,
+    written_number,
 )
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
+FAST_FIELDS = "rh_simple"  # the fast reader's Arrow table, registered for the insert
+FAST_BLOCK = 1 << 24  # bytes per block of the fast reader (Arrow's default, 1 MiB, parses slower)
 RUN_FIELDS = "qid Q0 docno rank score tag"
 # Where a repeated (qid, docno) is first.
 FIRST_AT = "'qid ' || f1 || ', docno ' || f3 || ', ' || " + FIRST_LINE
@@ -52,10 +69,15 @@ RANK = whole_value("f4")
 SCORE = finite_value("f5")
 
 
+# The rules of a run line's rank (f4) and score (f5), in order: how the number is written, then its value.
+RANK_CHECKS = (*written_number("f4", "rank"), whole_number("f4", "rank"))
+SCORE_CHECKS = (*written_number("f5", "score"), *finite_number("f5", "score"))
+
+
 def run_checks(fields: str = RUN_FIELDS) -> tuple[Check, ...]:
-    """The rules of a TREC run line as trec_eval reads it: at least 6 fields (named `fields` in the rule),
-    a whole-number rank (f4), a numeric and finite score (f5)."""
-    return (field_count(fields, "nfields < 6"), whole_number("f4", "rank"), *finite_number("f5", "score"))
+    """The rules of a TREC run line as trec_eval reads it: ASCII blanks between fields, at least 6 fields
+    (named `fields` in the rule), a whole-number rank (f4), a numeric and finite score (f5)."""
+    return (ascii_blanks(6), field_count(fields, "nfields < 6"), *RANK_CHECKS, *SCORE_CHECKS)
 
 
 @dataclass(frozen=True)
@@ -63,22 +85,27 @@ class TrecFormat:
     """How one whitespace-separated format is read, checked and stored."""
 
     line: LineFormat  # the rules of a staged line
-    csv_types: tuple[str, ...]  # the fast reader's column types
+    fast_types: tuple[pa.DataType, ...]  # the fast reader's column types, one per field
     select: str  # f1 .. fN and line_no into the table's columns; NULL where a value breaks a rule
     key: str  # the table's (qid, docno) columns, for the duplicate check after a fast load
 
 
 RUN = TrecFormat(
     line=LineFormat("run", 6, run_checks(), "f1, f3", "duplicate document for this query", FIRST_AT),
-    csv_types=("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "VARCHAR"),
+    fast_types=(pa.string(), pa.string(), pa.string(), pa.float64(), pa.float64(), pa.string()),
     select=f"f1, f3, {RANK}, {SCORE}, f6, line_no",
     key="qid, docno",
 )
 
-QRELS_CHECKS = (field_count("qid iter docno rel", "nfields <> 4"), whole_number("f4", "rel"))
+QRELS_CHECKS = (
+    ascii_blanks(4),
+    field_count("qid iter docno rel", "nfields <> 4"),
+    *written_number("f4", "rel"),
+    whole_number("f4", "rel"),
+)
 QRELS = TrecFormat(
     line=LineFormat("qrels", 4, QRELS_CHECKS, "f1, f3", "document judged twice for this query", FIRST_AT),
-    csv_types=("VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE"),
+    fast_types=(pa.string(), pa.string(), pa.string(), pa.float64()),
     select=f"f1, f2, f3, {whole_value('f4')}, line_no",
     key="qid, docno",
 )
@@ -88,33 +115,38 @@ class _NotSimple(Exception):
     """The optimistic load gave up; its transaction is rolled back and the general reader takes over."""
 
 
-def _insert_simple(
-    wh: Warehouse, path: str | Path, data: bytes, separator: str, fmt: TrecFormat, table: str, rows_sql: str,
-    prefix: list,
-) -> int:  # fmt: skip
-    """Insert a simple-layout file straight into `table`; raise _NotSimple if anything is off.
-
-    Missing or extra fields and unparsable numbers make the reader fail, a value that breaks a rule
-    becomes NULL in a NOT NULL column, and skipped blank lines, comment lines and repeated (qid,
-    docno) pairs are caught by the check query over `rows_sql` (the rows just inserted). Call it
-    inside a transaction.
-    """
-    source = str(path).replace("'", "''")
-    columns = "{" + ", ".join(f"'f{i}': '{t}'" for i, t in enumerate(fmt.csv_types, start=1)) + "}"
-    placeholders = "?, " * len(prefix)
+def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) -> pa.Table:
+    """The fields f1 .. fN (of `types`) and line_no of a simple file, read by Arrow's CSV reader (no
+    quotes, no escapes, no header); raise _NotSimple if a line has another number of fields, a number
+    does not parse or the bytes are not UTF-8. Every line becomes a row (blank lines too): row i is line i."""
+    names = [f"f{i}" for i in range(1, len(types) + 1)]
     try:
-        wh.sql(
-            f"""
-            INSERT INTO {table}
-            SELECT {placeholders}{fmt.select}
-            FROM (
-                SELECT *, row_number() OVER () AS line_no  -- file order, which DuckDB's reader keeps
-                FROM read_csv('{source}', delim = '{separator}', quote = '', escape = '', header = false,
-                              auto_detect = false, columns = {columns})
-            )
-            """,
-            prefix,
+        table = pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=FAST_BLOCK),
+            parse_options=pacsv.ParseOptions(
+                delimiter=separator, quote_char=False, escape_char=False, ignore_empty_lines=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict(zip(names, types)), null_values=[], strings_can_be_null=False
+            ),
         )
+    except pa.ArrowInvalid as exc:
+        raise _NotSimple from exc
+    return table.append_column("line_no", line_numbers(table.num_rows))
+
+
+def _insert_simple(wh: Warehouse, data: bytes, fmt: TrecFormat, table: str, rows_sql: str, prefix: list) -> int:
+    """Insert the fast reader's fields (registered as FAST_FIELDS) into `table`; raise _NotSimple if
+    anything is off.
+
+    Missing or extra fields and unparsable numbers made the reader fail already; a value that breaks a
+    rule becomes NULL in a NOT NULL column, and skipped blank lines, comment lines and repeated (qid,
+    docno) pairs are caught by the check query over `rows_sql` (the rows just inserted). Call it inside
+    a transaction.
+    """
+    try:
+        wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}", prefix)
     except duckdb.Error as exc:
         raise _NotSimple from exc
     rows, comments = wh.sql(f"SELECT count(*), count(*) FILTER (WHERE starts_with(qid, '#')) FROM {rows_sql}")[0]
@@ -128,34 +160,49 @@ def _stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: TrecForm
     stage_and_check(wh, path, data, fmt.line, STAGED)
 
 
+def _replace_rows(wh: Warehouse, replace: list[str], prefix: list, insert: Callable[[], int],
+                  finish: Callable[[int], None]) -> int:  # fmt: skip
+    """One transaction: the `replace` statements, then `insert()` (which returns the rows it inserted),
+    then `finish(rows)`; the row count."""
+    with wh.transaction():
+        for statement in replace:
+            wh.sql(statement, prefix)
+        rows = insert()
+        finish(rows)
+    return rows
+
+
 def _load(
     wh: Warehouse, path: str | Path, data: bytes, fmt: TrecFormat, table: str, rows_sql: str, prefix: list,
-    replace: list[str], finish: callable,
+    replace: list[str], finish: Callable[[int], None],
 ) -> int:  # fmt: skip
     """One transaction: run `replace` statements, insert the file's rows, then `finish(rows)`.
 
-    The fast reader is tried first on a simple file; otherwise (or if it gives up) the general one.
+    The fast reader is tried first on a simple file (its BOM stripped; with no non-ASCII whitespace,
+    which only the general reader names); otherwise (or if it gives up) the general one.
     """
-    separator = simple_separator(data)
+    text = without_bom(data)
+    separator = None if has_non_ascii_blank(text) else simple_separator(text)
+
+    def insert_simple() -> int:
+        return _insert_simple(wh, text, fmt, table, rows_sql, prefix)
+
+    def insert_staged() -> int:
+        wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
+        return wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
+
     if separator is not None:
         try:
-            with wh.transaction():
-                for statement in replace:
-                    wh.sql(statement, prefix)
-                rows = _insert_simple(wh, path, data, separator, fmt, table, rows_sql, prefix)
-                finish(rows)
-            return rows
+            wh.con.register(FAST_FIELDS, _simple_fields(text, separator, fmt.fast_types))
+            try:
+                return _replace_rows(wh, replace, prefix, insert_simple, finish)
+            finally:
+                wh.con.unregister(FAST_FIELDS)
         except _NotSimple:
             pass
     try:
         _stage_and_check(wh, path, data, fmt)
-        with wh.transaction():
-            for statement in replace:
-                wh.sql(statement, prefix)
-            wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
-            rows = wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
-            finish(rows)
-        return rows
+        return _replace_rows(wh, replace, prefix, insert_staged, finish)
     finally:
         wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
 
