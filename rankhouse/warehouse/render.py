@@ -85,20 +85,20 @@ for _name, _how in (("__str__", "str() (~, | join, % and the like)"), ("__format
     setattr(ParameterText, _name, _refuse(_how))
 
 
-class ParameterList(list):
+class Named:
+    """A container that knows the parameter it holds."""
+
+    def __init__(self, items: object, name: str) -> None:
+        super().__init__(items)
+        self.name = name
+
+
+class ParameterList(Named, list):
     """A list parameter while a template renders (immutable in the sandbox; bare, an error)."""
 
-    def __init__(self, items: object, name: str) -> None:
-        super().__init__(items)
-        self.name = name
 
-
-class ParameterTable(dict):
+class ParameterTable(Named, dict):
     """A table parameter while a template renders (immutable in the sandbox; bare, an error)."""
-
-    def __init__(self, items: object, name: str) -> None:
-        super().__init__(items)
-        self.name = name
 
 
 def marked(value: object, name: str, raw: bool = False) -> object:
@@ -237,18 +237,12 @@ def require(condition: object, message: str) -> str:
 
 
 def finalize(value: object) -> object:
-    """What `{{ value }}` writes: a parameter string as a literal, a number as SQL; a bare list or table
-    parameter is an error."""
-    if isinstance(value, ParameterText):
-        return literal(value)
+    """What `{{ value }}` writes: a parameter string, a number or a boolean as a SQL literal (anything else
+    as it is); a bare list or table parameter is an error."""
     if isinstance(value, (ParameterList, ParameterTable)):
         kind = "a list" if isinstance(value, list) else "a table"
         raise RankhouseError(f"renders parameter {value.name}, {kind}, bare; write {{{{ {value.name} | literal }}}}")
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        return number(value)
-    return value
+    return literal(value) if isinstance(value, (ParameterText, int, float)) else value
 
 
 def guarded(name: str, function):
