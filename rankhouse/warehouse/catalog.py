@@ -12,17 +12,31 @@
 
 Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits,
 description are required; parameters (TOML inline-table body: defaults of the jinja2 variables
-the SQL uses), depends_on (tables the SQL parser cannot see), materialized (`table`, the default, or
-`view` for a large intermediate that its readers consume once), aggregate (`hash`, the default, or
-`array` for a model whose GROUP BY is over one dense integer key: the statements that compute it, its
-own build or, for a view, the builds of the tables that read it, sum into a directly indexed array;
-Warehouse.array_aggregates), functions (the Python SQL functions the SQL calls, from the registry
-rankhouse/functions.py, registered just before the model is built) and dialect (`duckdb: <reason>` for
-a model that needs DuckDB-only features and is exempt from the Spark portability check) are optional.
+the SQL uses, each default also declaring its parameter's type: `parameter_fits`), raw (parameters,
+separated by commas, that render as they are; below), depends_on (tables the SQL parser cannot see),
+materialized (`table`, the default, or `view` for a large intermediate that its readers consume
+once), aggregate (`hash`, the default, or `array` for a model whose GROUP BY is over one dense integer
+key: the statements that compute it, its own build or, for a view, the builds of the tables that read
+it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the Python SQL
+functions the SQL calls, from the registry rankhouse/functions.py, registered just before the model is
+built) and dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is exempt from
+the Spark portability check) are optional.
+
+The template renders in jinja2's sandbox (rankhouse/warehouse/render.py). A parameter renders as a SQL
+literal of its declared type: `{{ corpus }}` (as `{{ corpus | literal }}`) is the quoted string
+`'banking77'` whatever the value given, outside any quotes or comment of the SQL, and the template
+cannot make other text of a string parameter (`| identifier` checks that it is a name and renders it as
+it is). A parameter listed in `raw` (a string or a list of strings) renders as it is, each of its values
+checked to be a plain name (letters, digits and _, not starting with a digit), e.g. a model to read:
+
+    -- parameters: source = "run_ranking"
+    -- raw: source
+    SELECT * FROM models.{{ source }}
 """
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -32,7 +46,7 @@ from rankhouse.errors import ModelError
 
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
-OPTIONAL = ("parameters", "depends_on", "materialized", "aggregate", "functions", "dialect")
+OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect")
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
@@ -68,6 +82,7 @@ class Model:
     description: str
     template: str
     parameters: dict = field(default_factory=dict)
+    raw: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
     materialized: str = "table"
     aggregate: str = "hash"
@@ -78,6 +93,71 @@ class Model:
     def table(self) -> str:
         """The table (or view) the model builds: `models.<name>`."""
         return f"models.{self.name}"
+
+
+def parameter_kind(default: object, plural: bool = False) -> str:
+    """The type a parameter's default declares, in words.
+
+    >>> parameter_kind(0), parameter_kind(0.5), parameter_kind(["AP"]), parameter_kind([])
+    ('a whole number', 'a finite number', 'a list of strings', 'a list')
+    """
+    if isinstance(default, list) and default:
+        return ("lists of " if plural else "a list of ") + parameter_kind(default[0], plural=True)
+    kinds = {bool: "true or false", int: "a whole number", float: "a finite number", str: "a string", list: "a list"}
+    kind = kinds.get(type(default), "a table" if isinstance(default, dict) else type(default).__name__)
+    if plural:
+        return {"true or false": "true or false values"}.get(kind, kind.removeprefix("a ") + "s")
+    return kind
+
+
+def parameter_fits(value: object, default: object) -> bool:
+    """Whether `value` is of the type `default` declares: a string, a whole number (not true or false),
+    a finite number (a whole number will do), true or false, a list (of the default's element type when
+    the default list has elements) or a table of parameter values.
+
+    >>> parameter_fits(2, 1.0), parameter_fits(True, 1), parameter_fits(["a"], ["AP"]), parameter_fits([1], ["AP"])
+    (True, False, True, False)
+    """
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, list):
+        if not isinstance(value, (list, tuple)):
+            return False
+        return all(parameter_fits(v, default[0]) if default else is_parameter_value(v) for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict) and all(isinstance(k, str) and is_parameter_value(v) for k, v in value.items())
+    return False
+
+
+def is_parameter_value(value: object) -> bool:
+    """A string, a whole or finite number, true or false, or a list or table of them."""
+    if isinstance(value, (list, tuple)):
+        return all(is_parameter_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_parameter_value(v) for k, v in value.items())
+    return isinstance(value, (str, int)) or (isinstance(value, float) and math.isfinite(value))
+
+
+def parse_raw(model: str, text: str, parameters: dict) -> tuple[str, ...]:
+    """`source, columns` -> ('source', 'columns'): parameters that are strings or lists of strings."""
+    raw = tuple(p.strip() for p in text.split(",") if p.strip())
+    for name in raw:
+        if name not in parameters:
+            raise ModelError(model, f"raw: {name} is not one of its parameters ({', '.join(parameters) or 'none'})")
+        default = parameters[name]
+        if not (isinstance(default, str) or (isinstance(default, list) and all(isinstance(v, str) for v in default))):
+            raise ModelError(
+                model,
+                f"raw: parameter {name} is {default!r}; only a string or a list of strings can be raw "
+                "(it renders as it is, each value checked to be a plain name)",
+            )
+    return raw
 
 
 def parse_header(text: str, path: Path) -> tuple[dict[str, str], str]:
@@ -141,6 +221,13 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         parameters = tomllib.loads(f"p = {{{header.get('parameters', '')}}}")["p"]
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise ModelError(name, f"bad version or parameters in the header: {exc}") from None
+    for key, default in parameters.items():
+        if not parameter_fits(default, default):
+            raise ModelError(
+                name,
+                f"declares parameter {key} = {default!r}, which is not a parameter value (a string, a whole or "
+                "finite number, true or false, or a list of them, a list's elements all of one type)",
+            )
     return Model(
         name=name,
         path=path,
@@ -152,6 +239,7 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         description=header["description"],
         template=body,
         parameters=parameters,
+        raw=parse_raw(name, header.get("raw", ""), parameters),
         depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
         materialized=header.get("materialized", "table"),
         aggregate=header.get("aggregate", "hash"),

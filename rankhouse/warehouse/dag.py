@@ -13,7 +13,7 @@ from rankhouse.errors import ModelError
 from rankhouse.functions import FUNCTIONS
 from rankhouse.paths import MODELS_DIR, read_sql
 from rankhouse.warehouse.catalog import Model, load_models
-from rankhouse.warehouse.render import parse, render
+from rankhouse.warehouse.render import IDENTIFIER, parse, render
 
 # Schemas a model may read: other models, loaded inputs, and labels through the gate.
 SOURCE_SCHEMAS = {"raw": "warehouse.sql", "gate": "labels.sql"}
@@ -33,28 +33,112 @@ def declared_sources() -> set[str]:
     return sources
 
 
+# The only table functions a model may call where it reads a table: generators that read nothing.
+TABLE_GENERATORS = ("generate_series", "range", "unnest")
+GENERATOR_NODES = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Unnest, exp.Explode)
+# Functions refused wherever they appear, even where DuckDB would not run them (in case the parser puts
+# a table function where this walk does not look for one): DuckDB's readers of files, of other queries
+# and of its catalog, and getenv (a scalar of DuckDB's command line). DuckDB has no other scalar function
+# that reads a file; current_setting reads settings, not data, and stays allowed.
+FILE_FUNCTIONS = re.compile(
+    r"^(read_\w+|\w+_scan|parquet_\w+|duckdb_\w+|pragma_\w+|glob|query|query_table|sniff_csv|"
+    r"json_execute_serialized_sql|getenv)$",
+    re.IGNORECASE,
+)
+READ_ONLY_TABLES = "models read only warehouse tables (load files with a loader)"
+
+
+def function_name(func: exp.Func) -> str:
+    """A function's name as written (sqlglot's name for the functions it knows)."""
+    return func.name if isinstance(func, exp.Anonymous) else func.sql_name()
+
+
 def table_references(model: Model, tree: exp.Expression) -> set[str]:
-    """`schema.table` names the SQL reads; CTE names are excluded, file readers are rejected."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    """`schema.table` names the SQL reads, from a walk of the whole tree: CTE names are resolved where
+    they are used; table functions other than the generators, names that are not plain identifiers
+    (DuckDB reads a quoted path as a file) and the functions of FILE_FUNCTIONS are refused."""
     refs = set()
-    for table in tree.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier):
+    for node in tree.walk():
+        if isinstance(node, exp.Func) and FILE_FUNCTIONS.match(function_name(node)):
+            name = function_name(node).upper()
+            raise ModelError(model.name, f"calls {name}, which reads files, queries or the process; {READ_ONLY_TABLES}")
+        if isinstance(node, exp.CTE) and not IDENTIFIER.match(node.alias_or_name):
             raise ModelError(
                 model.name,
-                f"reads {table.this.sql('duckdb')} directly; models read only warehouse tables "
-                "(load files with a loader)",
+                f"defines a CTE {node.alias_or_name!r}, which is not a plain name (letters, digits and _): "
+                f"DuckDB reads such a name as a file where the CTE is not visible; {READ_ONLY_TABLES}",
             )
-        if table.catalog:
-            raise ModelError(model.name, f"names a database: {table.sql('duckdb')}; write schema.table")
-        if not table.db:
-            if table.name in ctes:
-                continue
-            raise ModelError(
-                model.name,
-                f"reads {table.name!r}, which is neither a CTE nor schema-qualified (models.x, raw.x, gate.x)",
-            )
-        refs.add(f"{table.db}.{table.name}".lower())
+        if isinstance(node, (exp.From, exp.Join, exp.Lateral)):
+            relation = node.this
+            if isinstance(relation, exp.Func):
+                check_table_function(model, relation)
+            elif not isinstance(relation, (exp.Table, exp.Subquery, exp.Lateral, exp.Values)):
+                shown = relation.sql("duckdb")
+                raise ModelError(model.name, f"reads {shown}, which is not a table; {READ_ONLY_TABLES}")
+        if isinstance(node, exp.Table):
+            ref = table_reference(model, node)
+            if ref:
+                refs.add(ref)
     return refs
+
+
+def check_table_function(model: Model, func: exp.Func) -> None:
+    """A function read as a table must be one of the generators."""
+    if isinstance(func, GENERATOR_NODES) or function_name(func).lower() in TABLE_GENERATORS:
+        return
+    raise ModelError(
+        model.name,
+        f"reads {func.sql('duckdb')} directly; {READ_ONLY_TABLES}; the only table functions a model calls "
+        f"are the generators {', '.join(TABLE_GENERATORS)}",
+    )
+
+
+def table_reference(model: Model, table: exp.Table) -> str | None:
+    """The `schema.table` a table node reads, or None for a CTE visible where it is read."""
+    if not isinstance(table.this, exp.Identifier):
+        if isinstance(table.this, exp.Func):
+            check_table_function(model, table.this)
+            return None
+        raise ModelError(model.name, f"reads {table.this.sql('duckdb')} directly; {READ_ONLY_TABLES}")
+    for part in (table.this, table.args.get("db"), table.args.get("catalog")):
+        if part is not None and not IDENTIFIER.match(part.name):
+            raise ModelError(
+                model.name,
+                f"reads {table.sql('duckdb')}, whose name {part.name!r} is not a plain name (letters, digits "
+                f"and _): DuckDB reads such a name as a file; {READ_ONLY_TABLES}",
+            )
+    if table.catalog:
+        raise ModelError(model.name, f"names a database: {table.sql('duckdb')}; write schema.table")
+    if table.db:
+        return f"{table.db}.{table.name}".lower()
+    if table.name.lower() in visible_ctes(table):
+        return None
+    message = f"reads {table.name!r}, which is neither a CTE nor schema-qualified (models.x, raw.x, gate.x)"
+    if any(cte.alias_or_name.lower() == table.name.lower() for cte in table.root().find_all(exp.CTE)):
+        message += (
+            f"; a CTE {table.name} is defined elsewhere in the SQL but is not visible here (a CTE is visible "
+            "in its query, that query's subqueries and the CTEs after it)"
+        )
+    raise ModelError(model.name, message)
+
+
+def visible_ctes(node: exp.Expression) -> set[str]:
+    """The CTE names visible at `node` (lower case): every CTE of each enclosing query whose body
+    contains it; of a WITH that contains it, the CTEs before its own (and its own in WITH RECURSIVE)."""
+    names: set[str] = set()
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, exp.With):
+            ctes = parent.expressions
+            own = next((i for i, cte in enumerate(ctes) if cte is child), len(ctes))
+            names.update(cte.alias_or_name.lower() for cte in ctes[: own + bool(parent.args.get("recursive"))])
+            child, parent = parent.parent, parent.parent.parent  # past the query that owns the WITH
+            continue
+        with_ = next((v for v in parent.args.values() if isinstance(v, exp.With)), None)
+        if with_ is not None:
+            names.update(cte.alias_or_name.lower() for cte in with_.expressions)
+        child, parent = parent, parent.parent
+    return names
 
 
 @dataclass

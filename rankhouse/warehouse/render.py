@@ -6,24 +6,189 @@ they expand into the model's SQL before it is parsed, so a macro's text is part 
 that uses it. Filters: `literal` (a value as SQL), `identifier` (a checked model or column name) and
 `measure_values` and `measure_families` (rankhouse.measures: measure names as rows, their families);
 `require(condition, message)` lets a template refuse parameters it cannot use.
+
+Templates render in jinja2's sandbox: no attribute of Python's internals, no change to a parameter, no
+global but `range`, `require` and the macros. Parameters are checked against the types their defaults
+declare (catalog.parameter_fits) and render as SQL literals: a string parameter is held as a
+`ParameterText`, which the template can compare, test and pass on but not make into other text, and
+which renders, bare or through `literal`, as one quoted literal. The literal must land where SQL reads
+a literal (not inside quotes or a comment, where its text would become SQL): it is written as a
+placeholder, checked in the tokens of the rendered SQL, then replaced. Raw parameters (the header's
+`raw`) render as they are, their values checked to be plain names.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
+import secrets
+from collections import Counter
 
 import jinja2
 import sqlglot
+from jinja2.runtime import Macro
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, modifies_known_mutable
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.measures import measure_families, measure_values
 from rankhouse.paths import SQL_DIR
-from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.catalog import Model, parameter_fits, parameter_kind
 
 MACROS_DIR = SQL_DIR / "macros"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DUCKDB = Dialect.get_or_raise("duckdb")
+
+
+class ParameterText(str):
+    """The text of a string parameter (or of a string in a list or table parameter) while a template
+    renders: it renders as a SQL literal, and every way of making other text of it is refused."""
+
+    name: str
+
+    def __new__(cls, text: str = "", name: str = "") -> ParameterText:
+        self = super().__new__(cls, text)
+        self.name = name
+        return self
+
+    def __repr__(self) -> str:
+        return f"<parameter {self.name}>"
+
+    def misuse(self, how: str) -> str:
+        """The message when the template makes text of the parameter by `how`."""
+        n = self.name
+        return (
+            f"a string of parameter {n} renders only as a SQL literal ({{{{ {n} }}}} or {{{{ {n} | literal }}}}), "
+            f"as a name ({{{{ {n} | identifier }}}}) or, declared `-- raw: {n}` in the header, as it is; "
+            f"the template makes text of it with {how}"
+        )
+
+
+def _refuse(how: str):
+    def refused(self: ParameterText, *args: object, **kwargs: object):
+        raise RankhouseError(self.misuse(how))
+
+    return refused
+
+
+for _name in ("capitalize casefold center encode expandtabs format format_map join ljust lower lstrip partition "
+              "removeprefix removesuffix replace rjust rpartition rsplit rstrip split splitlines strip swapcase "
+              "title translate upper zfill").split():  # fmt: skip
+    setattr(ParameterText, _name, _refuse(f".{_name}()"))
+for _name, _how in (("__str__", "str() (~, | join, % and the like)"), ("__format__", "format()"),
+                    ("__getitem__", "an index or a slice"), ("__iter__", "iteration over its characters"),
+                    ("__add__", "+"), ("__radd__", "+"), ("__mul__", "*"), ("__rmul__", "*"),
+                    ("__mod__", "%"), ("__rmod__", "%")):  # fmt: skip
+    setattr(ParameterText, _name, _refuse(_how))
+
+
+class Named:
+    """A container that knows the parameter it holds."""
+
+    def __init__(self, items: object, name: str) -> None:
+        super().__init__(items)
+        self.name = name
+
+
+class ParameterList(Named, list):
+    """A list parameter while a template renders (immutable in the sandbox; bare, an error)."""
+
+
+class ParameterTable(Named, dict):
+    """A table parameter while a template renders (immutable in the sandbox; bare, an error)."""
+
+
+def marked(value: object, name: str, raw: bool = False) -> object:
+    """A parameter value as the template sees it: strings as ParameterText (as they are when raw),
+    lists and tables as ParameterList and ParameterTable."""
+    if isinstance(value, str):
+        return value if raw else ParameterText(value, name)
+    if isinstance(value, (list, tuple)):
+        return ParameterList((marked(v, name, raw) for v in value), name)
+    if isinstance(value, dict):
+        return ParameterTable({marked(k, name, raw): marked(v, name, raw) for k, v in value.items()}, name)
+    return value
+
+
+def unmarked(value: object) -> object:
+    """A value with its parameter strings, lists and tables back as plain str, list and dict."""
+    if isinstance(value, ParameterText):
+        return str.__str__(value)
+    if isinstance(value, tuple):
+        return tuple(unmarked(v) for v in value)
+    if isinstance(value, list):
+        return [unmarked(v) for v in value]
+    if isinstance(value, dict):
+        return {unmarked(k): unmarked(v) for k, v in value.items()}
+    return value
+
+
+def parameter_text_in(value: object, depth: int = 0) -> ParameterText | None:
+    """The first parameter string in a value, its lists, tuples, sets and dicts."""
+    if isinstance(value, ParameterText):
+        return value
+    if depth < 8 and isinstance(value, (list, tuple, set, frozenset, dict)):
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        return next((found for v in items if (found := parameter_text_in(v, depth + 1)) is not None), None)
+    return None
+
+
+class Literals:
+    """The SQL literals of one render's string parameters: written as placeholders, then checked to be
+    whole string tokens of the rendered SQL and replaced."""
+
+    def __init__(self) -> None:
+        self.marker = f"rankhouse-literal-{secrets.token_hex(8)}-"
+        self.quoted: list[tuple[str, str]] = []  # (parameter, SQL literal)
+
+    def placeholder(self, text: ParameterText) -> str:
+        self.quoted.append((text.name, quote(str.__str__(text))))
+        return f"'{self.marker}{len(self.quoted) - 1}'"
+
+    def fill(self, model: Model, sql: str) -> str:
+        """The rendered SQL with each placeholder replaced by its literal, once each placeholder is seen
+        to be a whole string token (not inside quotes or a comment, no prefix such as E'...')."""
+        if not self.quoted:
+            return sql
+        try:
+            tokens = DUCKDB.tokenize(sql)
+        except sqlglot.errors.TokenError as exc:
+            raise ModelError(model.name, f"SQL does not parse: {exc}") from None
+        whole = Counter(
+            t.text
+            for t in tokens
+            if t.token_type == TokenType.STRING
+            and t.text.startswith(self.marker)
+            and sql[t.start : t.end + 1] == f"'{t.text}'"
+            and not (t.start and (sql[t.start - 1].isalnum() or sql[t.start - 1] in "_$&"))
+        )
+        written = Counter(re.findall(re.escape(self.marker) + r"\d+", sql))
+        misplaced = [text for text, n in written.items() if whole[text] < n]
+        if misplaced:
+            name = self.quoted[int(misplaced[0].removeprefix(self.marker))][0]
+            raise ModelError(
+                model.name,
+                f"renders parameter {name} inside a string, a quoted name or a comment (or right after a letter, "
+                f"as in E'...'); write {{{{ {name} }}}} alone: it renders as a quoted SQL literal",
+            )
+        return re.sub(f"'{re.escape(self.marker)}(\\d+)'", lambda m: self.quoted[int(m.group(1))][1], sql)
+
+
+RENDERING: contextvars.ContextVar[Literals | None] = contextvars.ContextVar("rendering", default=None)
+
+
+def quote(text: str) -> str:
+    """Text as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def number(value: int | float) -> str:
+    """A number as SQL: its repr, in parentheses when negative (so that `x -{{ n }}` is no comment)."""
+    text = repr(value)
+    return f"({text})" if text.startswith("-") else text
 
 
 def literal(value: object) -> str:
@@ -40,8 +205,11 @@ def literal(value: object) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
+        return number(value)
+    if isinstance(value, ParameterText):
+        literals = RENDERING.get()
+        return literals.placeholder(value) if literals else quote(str.__str__(value))
+    return quote(str(value))
 
 
 def identifier(value: object) -> str:
@@ -50,6 +218,7 @@ def identifier(value: object) -> str:
     >>> identifier("fused_rankings")
     'fused_rankings'
     """
+    value = unmarked(value)
     if not isinstance(value, str) or not IDENTIFIER.match(value):
         raise RankhouseError(f"{value!r} is not a name (letters, digits and _, not starting with a digit)")
     return value
@@ -63,23 +232,75 @@ def require(condition: object, message: str) -> str:
     ''
     """
     if not condition:
-        raise RankhouseError(message)
+        raise RankhouseError(str(unmarked(message)))
     return ""
 
 
+def finalize(value: object) -> object:
+    """What `{{ value }}` writes: a parameter string, a number or a boolean as a SQL literal (anything else
+    as it is); a bare list or table parameter is an error."""
+    if isinstance(value, (ParameterList, ParameterTable)):
+        kind = "a list" if isinstance(value, list) else "a table"
+        raise RankhouseError(f"renders parameter {value.name}, {kind}, bare; write {{{{ {value.name} | literal }}}}")
+    return literal(value) if isinstance(value, (ParameterText, int, float)) else value
+
+
+def guarded(name: str, function):
+    """A jinja2 filter that may not turn a parameter string into other text."""
+
+    @functools.wraps(function)
+    def guard(*args: object, **kwargs: object) -> object:
+        result = function(*args, **kwargs)
+        if isinstance(result, str) and not isinstance(result, ParameterText):
+            text = parameter_text_in([*args, *kwargs.values()])
+            if text is not None:
+                raise RankhouseError(text.misuse(f"the filter {name}"))
+        return result
+
+    return guard
+
+
+class ModelSandbox(ImmutableSandboxedEnvironment):
+    """jinja2's immutable sandbox, where a template may still change the lists and dicts it builds (a
+    parameter's are ParameterList and ParameterTable, which stay unchangeable) and may not look into a
+    macro (it calls them)."""
+
+    def is_safe_attribute(self, obj: object, attr: str, value: object) -> bool:
+        if isinstance(obj, Macro):
+            return False
+        if super().is_safe_attribute(obj, attr, value):
+            return True
+        built = type(obj) in (list, dict, set) and modifies_known_mutable(obj, attr)
+        return built and SandboxedEnvironment.is_safe_attribute(self, obj, attr, value)
+
+    def call(__self, __context, __obj, *args, **kwargs):  # the names of jinja2's SandboxedEnvironment.call
+        """A call from the template; a method of a string given a parameter string would make text of it."""
+        owner = getattr(__obj, "__self__", None)
+        if isinstance(owner, str) and not isinstance(owner, ParameterText):
+            text = parameter_text_in([*args, *kwargs.values()])
+            if text is not None:
+                raise RankhouseError(text.misuse(f"the string method .{__obj.__name__}()"))
+        return super().call(__context, __obj, *args, **kwargs)
+
+
 def _environment() -> jinja2.Environment:
-    """The jinja2 environment of models: strict about undefined names, with the filters and every macro
-    of sql/macros/ as a global."""
-    env = jinja2.Environment(
+    """The jinja2 environment of models: sandboxed, strict about undefined names, with the filters and
+    every macro of sql/macros/ as a global (and no other global but `range` and `require`)."""
+    env = ModelSandbox(
         loader=jinja2.FileSystemLoader(MACROS_DIR),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
+        finalize=finalize,
     )
+    env.filters = {name: guarded(name, f) for name, f in env.filters.items()}
     env.filters.update(
-        literal=literal, identifier=identifier, measure_values=measure_values, measure_families=measure_families
+        literal=literal,
+        identifier=identifier,
+        measure_values=lambda names: measure_values(unmarked(names)),
+        measure_families=lambda names: measure_families(unmarked(names)),
     )
-    env.globals["require"] = require
+    env.globals = {"range": env.globals["range"], "require": require}
     for _ in range(2):  # twice, so that a macro can call the macros of every file, its own included
         for path in sorted(MACROS_DIR.glob("*.sql")):
             module = env.get_template(path.name).make_module()
@@ -91,21 +312,51 @@ ENV = _environment()
 
 
 def effective_parameters(model: Model, params: dict | None) -> dict:
-    """The model's declared parameters: header defaults, overridden by `params` where given."""
+    """The model's declared parameters: header defaults, overridden by `params` where given, each
+    checked to be of the type its default declares (and a raw parameter's values to be plain names)."""
     given = params or {}
-    return {key: given.get(key, default) for key, default in model.parameters.items()}
+    values = {}
+    for key, default in model.parameters.items():
+        value = given.get(key, default)
+        if not parameter_fits(value, default):
+            raise ModelError(
+                model.name,
+                f"parameter {key} is declared {parameter_kind(default)} (default {default!r}), given {value!r}",
+            )
+        if key in model.raw:
+            for text in value if isinstance(value, (list, tuple)) else [value]:
+                if not isinstance(text, str) or not IDENTIFIER.match(text):
+                    raise ModelError(
+                        model.name,
+                        f"parameter {key} is declared raw and must be a plain name (letters, digits and _, not "
+                        f"starting with a digit), not {text!r}",
+                    )
+        values[key] = value
+    return values
 
 
 def render(model: Model, params: dict | None = None) -> str:
     """The model's SQL with its parameters filled in."""
+    values = {k: marked(v, k, raw=k in model.raw) for k, v in effective_parameters(model, params).items()}
+    literals = Literals()
+    rendering = RENDERING.set(literals)
     try:
-        return ENV.from_string(model.template).render(**effective_parameters(model, params))
+        sql = ENV.from_string(model.template).render(**values)
+    except jinja2.exceptions.SecurityError as exc:
+        raise ModelError(
+            model.name,
+            f"template is refused by the sandbox: {str(exc).rstrip('.')} (a template reads its parameters, "
+            "unchanged, and calls the macros, the filters, range and require: it reaches no Python object)",
+        ) from None
     except jinja2.UndefinedError as exc:
         raise ModelError(model.name, f"uses a parameter it does not declare in its header: {exc.message}") from None
     except jinja2.TemplateError as exc:
         raise ModelError(model.name, f"template error: {exc}") from None
     except RankhouseError as exc:
         raise ModelError(model.name, str(exc)) from None
+    finally:
+        RENDERING.reset(rendering)
+    return literals.fill(model, sql)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -120,7 +371,7 @@ def parse(model: Model, sql: str) -> exp.Expression:
     """
     try:
         statements = _statements(sql)
-    except sqlglot.errors.ParseError as exc:
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
         raise ModelError(model.name, f"SQL does not parse: {exc}") from None
     if len(statements) != 1 or not isinstance(statements[0], exp.Query):
         raise ModelError(model.name, "a model is exactly one SELECT statement")
