@@ -55,7 +55,7 @@ from rankhouse.warehouse.freeze import (
     write_freeze,
 )
 from rankhouse.warehouse.render import literal
-from rankhouse.warehouse.runner import ModelRun, Runner, user_functions
+from rankhouse.warehouse.runner import ModelRun, Runner, definition_sha256, user_functions
 
 
 @dataclass(frozen=True)
@@ -391,8 +391,13 @@ class Study:
             "inputs": self._input_record(self.check_inputs()),
             "parameters": self.protocol.parameters,
             "models": models,
+            "objects": self._object_digests(),
             "tables": self._table_digests(),
         }
+
+    def _object_digests(self) -> dict[str, str | None]:
+        """SHA-256 of every prepare model's view or table definition in the warehouse's catalog."""
+        return {name: definition_sha256(self.wh, self.project.models[name]) for name in self.prepare_models}
 
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
@@ -432,7 +437,11 @@ class Study:
         snapshot = self.snapshot()
         existing = self.freezes()
         latest = existing[-1] if existing else None
-        if latest and _content(latest.record) == _content(snapshot) and supersedes is None:
+        if "objects" not in (latest.record if latest else snapshot):  # a freeze from before object digests
+            snapshot_content = {**_content(snapshot), "objects": None}
+        else:
+            snapshot_content = _content(snapshot)
+        if latest and _content(latest.record) == snapshot_content and supersedes is None:
             self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
             return latest, False
         if latest is None and supersedes is not None:
@@ -449,7 +458,7 @@ class Study:
                 raise RankhouseError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
             if not (reason or "").strip():
                 raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
-            if _content(latest.record) == _content(snapshot):
+            if _content(latest.record) == snapshot_content:
                 raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
         n = latest.n + 1 if latest else 1
         record = {
@@ -502,6 +511,7 @@ class Study:
             "inputs": self._input_record(digests),
             "parameters": self.protocol.parameters,
             "models": {name: runner.fingerprint(name) for name in self.prepare_models},
+            "objects": self._object_digests(),
             "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT)),
         }
         for name in self.prepare_models:
@@ -659,6 +669,7 @@ def _content(record: dict) -> dict:
         "inputs": {key: entry["sha256"] for key, entry in record["inputs"].items()},
         "parameters": record.get("parameters"),
         "models": record["models"],
+        "objects": record.get("objects"),
         "tables": record["tables"],
     }
 
@@ -685,6 +696,10 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
     for name in sorted(set(recorded["models"]) | set(now["models"])):
         if recorded["models"].get(name) != now["models"].get(name):
             changes.append(f"model {name} changed (its SQL, parameters, parents or data)")
+    frozen_objects = recorded.get("objects") or {}  # absent in freezes from before object digests
+    for name in sorted(set(frozen_objects) & set(now.get("objects", {}))):
+        if frozen_objects[name] != now["objects"][name]:
+            changes.append(f"the definition of models.{name} in the warehouse differs from the frozen one")
     for table in sorted(set(recorded["tables"]) | set(now["tables"])):
         if now["tables"].get(table) is None:
             changes.append(f"table {table} is missing")

@@ -112,7 +112,8 @@ def test_a_redefined_view_is_detected(env):
             f"(count(*) OVER (PARTITION BY system, query_key) + 1 - rank AS rank) FROM ({reversed_ranks})"
         )
     refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
-            "view models.run_ranking is not the one its model built")  # fmt: skip
+            "view models.run_ranking is not the one its model built",
+            "the definition of models.run_ranking in the warehouse differs from the frozen one")  # fmt: skip
     wh, study = open_study(root, protocol)
     with wh:
         assert any(line.startswith("current    gated-1: CHANGED") and "models.run_ranking" in line

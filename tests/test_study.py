@@ -119,6 +119,8 @@ def test_freeze_records_every_hash(env):
         "qrels": sha(root / "data" / "qrels.test"),
     }
     assert set(record["models"]) == {"runs", "run_ranking", "measure_requests"}
+    assert set(record["objects"]) == set(record["models"])  # each catalog definition, by SHA-256
+    assert record["previous_sha256"] is None and record["supersedes"] is None
     # tables are hashed (runs and run_ranking are views: frozen by their fingerprints and the tables they read)
     assert set(record["tables"]) == {"models.measure_requests", "raw.runs"}
     assert record["tables"]["raw.runs"]["rows"] == 2084
