@@ -375,7 +375,7 @@ class Study:
         for item in self.protocol.generated:
             GENERATORS[item.kind].run(context, item.key, item.options)
 
-    def snapshot(self) -> dict:
+    def snapshot(self, export: str = CANONICAL_EXPORT) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""
         runner = self.runner()
         models = {}
@@ -392,7 +392,7 @@ class Study:
             "parameters": self.protocol.parameters,
             "models": models,
             "objects": self._object_digests(),
-            "tables": self._table_digests(),
+            "tables": self._table_digests(export),
         }
 
     def _object_digests(self) -> dict[str, str | None]:
@@ -434,13 +434,14 @@ class Study:
         if problems:
             raise RankhouseError(f"study {self.protocol.name} cannot be frozen:\n  " + "\n  ".join(problems))
         self._register()
-        snapshot = self.snapshot()
         existing = self.freezes()
         latest = existing[-1] if existing else None
-        if "objects" not in (latest.record if latest else snapshot):  # a freeze from before object digests
-            snapshot_content = {**_content(snapshot), "objects": None}
-        else:
-            snapshot_content = _content(snapshot)
+        # compared with the latest freeze as it was made (an older freeze: 12-digit floats, no objects)
+        export = latest.record.get("canonical_export", CANONICAL_EXPORT) if latest else CANONICAL_EXPORT
+        snapshot = self.snapshot(export)
+        snapshot_content = _content(snapshot)
+        if latest and "objects" not in latest.record:
+            snapshot_content["objects"] = None
         if latest and _content(latest.record) == snapshot_content and supersedes is None:
             self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
             return latest, False
@@ -460,6 +461,8 @@ class Study:
                 raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
             if _content(latest.record) == snapshot_content:
                 raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
+        if export != CANONICAL_EXPORT:
+            snapshot["tables"] = self._table_digests()  # a new freeze is written with the current export
         n = latest.n + 1 if latest else 1
         record = {
             "freeze_id": f"{self.protocol.name}-{n}",

@@ -425,3 +425,27 @@ def test_a_crash_during_prepare_leaves_a_warehouse_the_next_run_resumes(tmp_path
     with Warehouse(db) as wh:
         assert wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'") == [(900_000,)]
     assert "intact" in rankhouse("study", "status", protocol, "--db", db).stdout
+
+
+def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
+    """A freeze written by the release before (12-digit floats, no catalog definitions, no chain hash)
+    stays valid: verified the way it was written, and an unchanged study does not need a new freeze."""
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    path = root / "freezes" / "gated-1.json"
+    record = json.loads(path.read_text())
+    with Warehouse(root / "w.duckdb") as wh:
+        for table, entry in record["tables"].items():
+            grain = ("measure",) if table == "models.measure_requests" else ()
+            digest, rows = table_digest(wh, table, grain, CANONICAL_EXPORT_12G)
+            record["tables"][table] = {"sha256": digest, "rows": rows}
+        del record["objects"], record["previous_sha256"]
+        record["canonical_export"] = CANONICAL_EXPORT_12G
+        data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+        path.write_bytes(data)
+        wh.sql("UPDATE meta.freezes SET file_sha256 = ?", [hashlib.sha256(data).hexdigest()])
+    wh, study = open_study(root, protocol)
+    with wh:
+        frozen, new = study.freeze()
+        assert not new and frozen.freeze_id == "gated-1"
+        assert study.evaluate().freeze.freeze_id == "gated-1"
