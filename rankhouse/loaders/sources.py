@@ -1,8 +1,19 @@
-"""Source bookkeeping shared by every loader: file hashes and meta.sources rows."""
+"""Source bookkeeping shared by every loader: file hashes and meta.sources rows.
+
+`read_input` is how the TREC loaders (runs and qrels) read a file: `-` is standard input (shown and
+recorded as `<stdin>`), and a file whose name ends in `.gz`, or whose bytes start with gzip's magic
+number, is decompressed in Python. The SHA-256 recorded for it is of the bytes as given (the
+compressed bytes of a .gz), so that it is the digest `sha256sum` prints and a study protocol lists;
+the rows are parsed from the decompressed bytes of that same read, never from a path handed to DuckDB.
+"""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import os
+import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,10 +22,18 @@ import pyarrow as pa
 from rankhouse.errors import InputError
 from rankhouse.warehouse import Warehouse
 
+STDIN = "-"  # the path that means standard input
+STDIN_SHOWN = "<stdin>"  # how standard input is named in messages and in meta.sources
+GZIP_MAGIC = b"\x1f\x8b"
+
 
 @dataclass(frozen=True)
 class LoadResult:
-    """What a load did: `loaded`, `replaced` (same name, new bytes) or `unchanged` (a no-op)."""
+    """What a load did: `loaded`, `replaced` (same name, new bytes) or `unchanged` (a no-op).
+
+    A replacing load may carry the path and SHA-256 recorded for what it replaced (`previous_path`,
+    `previous_sha256`), and then says which.
+    """
 
     table: str
     name: str
@@ -22,11 +41,26 @@ class LoadResult:
     sha256: str
     rows: int
     status: str
+    previous_path: str | None = None
+    previous_sha256: str | None = None
 
     def __str__(self) -> str:
         if self.status == "unchanged":
             return f"{self.path}: already loaded as {self.name} in {self.table} (same bytes); nothing to do"
+        if self.status == "replaced" and self.previous_sha256:
+            return (
+                f"{self.path}: loaded {self.rows} rows into {self.table} as {self.name}, replacing those loaded "
+                f"from {self.previous_path} (sha256 {self.previous_sha256[:12]}..., now {self.sha256[:12]}...)"
+            )
         return f"{self.path}: {self.status} {self.rows} rows into {self.table} as {self.name}"
+
+
+class SourceError(InputError):
+    """An input that cannot be read at all: `path: problem` (no line to name)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        super().__init__(path, 0, problem)
+        self.args = (f"{path}: {problem}",)
 
 
 def read_file(path: str | Path) -> bytes:
@@ -35,6 +69,53 @@ def read_file(path: str | Path) -> bytes:
         return Path(path).read_bytes()
     except OSError as exc:
         raise InputError(path, 0, "cannot read the file", exc.strerror or str(exc)) from None
+
+
+def shown_path(path: str | Path) -> str:
+    """A path as messages and meta.sources show it: `<stdin>` for `-`."""
+    return STDIN_SHOWN if str(path) == STDIN else str(path)
+
+
+def check_readable(path: str | Path) -> None:
+    """Refuse, naming it, a path that is not a readable file (`-`, standard input, is checked on reading)."""
+    if str(path) == STDIN:
+        return
+    file = Path(path)
+    if not file.exists():
+        raise SourceError(path, "no such file" + (" (a broken symbolic link)" if file.is_symlink() else ""))
+    if file.is_dir():
+        raise SourceError(path, "is a directory, not a file")
+    if not os.access(file, os.R_OK):
+        raise SourceError(path, "cannot be read (permission denied)")
+
+
+def read_input(path: str | Path) -> tuple[bytes, bytes]:
+    """(the bytes as given, the bytes to parse) of a file, or of standard input for `-`.
+
+    The two differ for gzip: a name ending in `.gz` (which must then be gzip) or bytes starting with
+    gzip's magic number (standard input, a file named otherwise) are decompressed here. Errors name
+    the file: missing, a directory, unreadable, empty standard input, not gzip though named `.gz`,
+    a corrupt or truncated gzip stream.
+    """
+    shown = shown_path(path)
+    if str(path) == STDIN:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise SourceError(shown, "standard input is a terminal, not a file: pipe or redirect the file into it")
+        raw = sys.stdin.buffer.read()
+        if not raw:
+            raise SourceError(shown, "standard input is empty")
+    else:
+        check_readable(path)
+        raw = read_file(path)
+    named_gz = str(path).lower().endswith(".gz")
+    if not (named_gz or raw.startswith(GZIP_MAGIC)):
+        return raw, raw
+    if named_gz and not raw.startswith(GZIP_MAGIC):
+        raise SourceError(shown, "its name ends in .gz, but it is not gzip-compressed")
+    try:
+        return raw, gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SourceError(shown, f"a corrupt or truncated gzip file ({exc})") from None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -55,6 +136,12 @@ def loaded_sha(wh: Warehouse, meta: str, table: str, name: str) -> str | None:
     """The SHA-256 recorded for (table, name) in a meta.sources table, if any."""
     rows = wh.sql(f"SELECT sha256 FROM {meta} WHERE table_name = ? AND name = ?", [table, name])
     return rows[0][0] if rows else None
+
+
+def loaded_source(wh: Warehouse, meta: str, table: str, name: str) -> tuple[str, str] | None:
+    """(path, SHA-256) recorded for (table, name) in a meta.sources table, if any."""
+    rows = wh.sql(f"SELECT path, sha256 FROM {meta} WHERE table_name = ? AND name = ?", [table, name])
+    return (rows[0][0], rows[0][1]) if rows else None
 
 
 def record_source(

@@ -26,7 +26,9 @@ path is handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import re
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from rankhouse.errors import InputError
+from rankhouse.errors import InputError, RankhouseError
 from rankhouse.loaders.lines import (
     FIRST_LINE,
     REPEATED_HASHES,
@@ -55,7 +57,15 @@ from rankhouse.loaders.lines import (
     without_bom,
     written_number,
 )
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import (
+    STDIN,
+    LoadResult,
+    loaded_source,
+    read_input,
+    record_source,
+    sha256_bytes,
+    shown_path,
+)
 from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
@@ -207,49 +217,137 @@ def _load(
         wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
 
 
+# A run name in NAME=PATH: a letter, digit or _, then letters, digits and _ . + @ : - (no / or blank).
+RUN_NAME = re.compile(r"\w[\w.+@:-]*")
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A run to load: the name it loads under and its path (`-`: standard input)."""
+
+    name: str
+    path: str
+
+    @classmethod
+    def parse(cls, spec: str | Path | RunInput) -> RunInput:
+        """A run argument: `NAME=PATH`, or a path named default_name(path).
+
+        A string is NAME=PATH when the part before its first `=` is a run name (RUN_NAME: no `/`, no
+        blank) and the whole string is not an existing file or directory; otherwise it is a path. So
+        `bm25=runs/a.txt` names runs/a.txt bm25, the existing file `k1=0.9.run` is a path, and a path
+        with an `=` that is not (yet) there is written `./k1=0.9.run` or named, `k1=k1=0.9.run`.
+        A Path object is always a path.
+        """
+        if isinstance(spec, RunInput):
+            return spec
+        text = str(spec)
+        if isinstance(spec, str) and "=" in text and not os.path.lexists(text):
+            name, _, path = text.partition("=")
+            if RUN_NAME.fullmatch(name):
+                if not path:
+                    raise RankhouseError(f"{text!r} names a run {name!r} but gives no path: write NAME=PATH")
+                return cls(name, path)
+        return cls(default_name(text), text)
+
+
+def run_inputs(specs: Iterable[str | Path | RunInput]) -> list[RunInput]:
+    """The runs of `specs` (RunInput.parse), refused before anything is read if more than one is `-`
+    or two would load under one name (the message names their paths and suggests NAME=PATH)."""
+    runs = [RunInput.parse(spec) for spec in specs]
+    one_stdin([run.path for run in runs])
+    by_name: dict[str, list[str]] = {}
+    for run in runs:
+        by_name.setdefault(run.name, []).append(run.path)
+    for name, paths in by_name.items():
+        if len(paths) > 1:
+            raise RankhouseError(_same_name(name, paths))
+    return runs
+
+
+def one_stdin(paths: Iterable[str | Path]) -> None:
+    """Refuse more than one `-` among the inputs of one command: standard input can be read once."""
+    if sum(str(p) == STDIN for p in paths) > 1:
+        raise RankhouseError("standard input can be read once: at most one input (qrels or run) may be '-'")
+
+
+def _same_name(name: str, paths: list[str]) -> str:
+    """Why runs at `paths` cannot all load as `name`, with NAME=PATH names to give them instead."""
+    shown = [shown_path(p) for p in paths]
+    if len(set(paths)) == 1:
+        return f"{shown[0]} is given {len(paths)} times (each would be run {name!r}); give each a name (NAME=PATH)"
+    dirs = [Path(p).parent.name for p in paths]
+    if len(set(dirs)) < len(dirs) or not all(RUN_NAME.fullmatch(d) for d in dirs):
+        dirs = [f"run{i}" for i in range(1, len(paths) + 1)]
+    listed = ", ".join(shown[:-1]) + " and " + shown[-1]
+    example = " ".join(f"{d}={p}" for d, p in zip(dirs, paths))
+    return (
+        f"{len(paths)} runs would be named {name!r} (by their file name): {listed}; "
+        f"name each with NAME=PATH, e.g. {example}"
+    )
+
+
+def default_name(path: str | Path) -> str:
+    """The name a run or qrels file loads under unless it is given one: the file name without `.gz`
+    (`d1/run.txt.gz` -> `run.txt`), `stdin` for `-`."""
+    if str(path) == STDIN:
+        return "stdin"
+    name = Path(path).name
+    return name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
+
+
 def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> LoadResult:
-    """Load a TREC run into raw.runs under `run_id` (default: the file name).
+    """Load a TREC run into raw.runs under `run_id` (default: default_name, the file name without .gz).
+
+    `path` may be `-` (standard input) or gzip-compressed (sources.read_input); the SHA-256 recorded is
+    of its bytes as given. Replacing a run of the same name loaded from other bytes says which it was.
 
     >>> load_run(wh, "tests/fixtures/trec_eval/results.test")  # doctest: +SKIP
     """
-    data = read_file(path)
-    run_id = run_id or Path(path).name
-    previous = loaded_sha(wh, "meta.sources", "raw.runs", run_id)
+    raw, data = read_input(path)
+    shown = shown_path(path)
+    run_id = run_id or default_name(path)
+    previous = loaded_source(wh, "meta.sources", "raw.runs", run_id)
     with ThreadPoolExecutor(1) as pool:  # hashing releases the GIL: overlap it with loading
-        hashing = pool.submit(sha256_bytes, data)
-        if previous is not None and previous == hashing.result():
-            return LoadResult("raw.runs", run_id, str(path), previous, 0, "unchanged")
+        hashing = pool.submit(sha256_bytes, raw)
+        if previous is not None and previous[1] == hashing.result():
+            return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
         rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
 
         def finish(rows: int) -> None:
-            record_source(wh, "meta.sources", "raw.runs", run_id, path, hashing.result(), rows, "trec.run")
+            record_source(wh, "meta.sources", "raw.runs", run_id, shown, hashing.result(), rows, "trec.run")
 
         rows = _load(
-            wh, path, data, RUN, "raw.runs", rows_sql, [run_id], ["DELETE FROM raw.runs WHERE run_id = ?"], finish
+            wh, shown, data, RUN, "raw.runs", rows_sql, [run_id], ["DELETE FROM raw.runs WHERE run_id = ?"], finish
         )
         sha = hashing.result()
-    return LoadResult("raw.runs", run_id, str(path), sha, rows, "replaced" if previous else "loaded")
+    if previous is None:
+        return LoadResult("raw.runs", run_id, shown, sha, rows, "loaded")
+    return LoadResult("raw.runs", run_id, shown, sha, rows, "replaced", *previous)
 
 
 def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """Load TREC qrels into the labels file (table `qrels`), replacing any earlier qrels there.
 
-    A labels file holds one set of qrels; loading the same bytes again is a no-op.
+    A labels file holds one set of qrels; loading the same bytes again is a no-op. `path` may be `-` or
+    gzip-compressed, as for load_run.
     """
-    data = read_file(path)
-    sha = sha256_bytes(data)
-    name = name or Path(path).name
+    raw, data = read_input(path)
+    shown = shown_path(path)
+    sha = sha256_bytes(raw)
+    name = name or default_name(path)
     with wh.labels():
-        previous = wh.sql("SELECT name, sha256 FROM labels.meta.sources WHERE table_name = 'qrels'")
-        if previous == [(name, sha)]:
-            return LoadResult("qrels", name, str(path), sha, 0, "unchanged")
+        previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = 'qrels'")
+        if [(n, s) for n, _, s in previous] == [(name, sha)]:
+            return LoadResult("qrels", name, shown, sha, 0, "unchanged")
 
         def finish(rows: int) -> None:
-            record_source(wh, "labels.meta.sources", "qrels", name, path, sha, rows, "trec.qrels")
+            record_source(wh, "labels.meta.sources", "qrels", name, shown, sha, rows, "trec.qrels")
 
         replace = ["DELETE FROM labels.qrels", "DELETE FROM labels.meta.sources WHERE table_name = 'qrels'"]
-        rows = _load(wh, path, data, QRELS, "labels.qrels", "labels.qrels", [], replace, finish)
-    return LoadResult("qrels", name, str(path), sha, rows, "replaced" if previous else "loaded")
+        rows = _load(wh, shown, data, QRELS, "labels.qrels", "labels.qrels", [], replace, finish)
+    if not previous:
+        return LoadResult("qrels", name, shown, sha, rows, "loaded")
+    return LoadResult("qrels", name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
 
 
 def write_run(wh: Warehouse, run_id: str, path: str | Path) -> int:
