@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders import LoadResult, load_qrels, load_run
+from rankhouse.loaders.sources import check_readable
+from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
 from rankhouse.measures import RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -138,16 +140,37 @@ def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
         raise RankhouseError(f"no query of run {names} has qrels: nothing to evaluate (wrong qrels file?)")
 
 
+def load_inputs(
+    wh: Warehouse, qrels: str | Path, runs: Iterable[str | Path | RunInput]
+) -> tuple[list[LoadResult], list[str]]:
+    """Load `qrels` and `runs` (PATH, NAME=PATH or RunInput: loaders.trec.RunInput.parse) into `wh`:
+    (the loads, qrels first; the run names in order).
+
+    Before anything is read or loaded: runs that would share a name, more than one `-` and inputs that
+    are not readable files are refused, and so is a study's warehouse (its gate).
+    """
+    inputs = run_inputs(runs)
+    one_stdin([qrels, *(run.path for run in inputs)])
+    for path in [qrels, *(run.path for run in inputs)]:
+        check_readable(path)
+    wh.check_gate()  # a study's warehouse refuses here, before anything is loaded into it
+    loaded = [load_qrels(wh, qrels)]
+    loaded += [load_run(wh, run.path, run.name) for run in inputs]
+    return loaded, [run.name for run in inputs]
+
+
 def evaluate(
     wh: Warehouse,
     qrels: str | Path,
-    runs: list[str | Path],
+    runs: list[str | Path | RunInput],
     measure_specs: list[str] | None = None,
     options: EvalOptions = EvalOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
     progress: Callable[[ModelRun], None] | None = None,
 ) -> EvalResult:
-    """Load `qrels` and `runs` into `wh`, compute the measures, and return them for these runs.
+    """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures, and return them for these runs.
+
+    A run given as a string may be `NAME=PATH`; a Path is always a path.
 
     >>> with Warehouse(":memory:") as wh:  # doctest: +SKIP
     ...     result = evaluate(wh, "qrels.test", ["results.test"], ["map", "P.10"])
@@ -156,13 +179,7 @@ def evaluate(
     P_10                  	all	0.3000
     """
     measures = parse_measures(measure_specs)
-    wh.check_gate()  # a study's warehouse refuses here, before anything is loaded into it
-    loaded = [load_qrels(wh, qrels)]
-    run_ids = []
-    for path in runs:
-        result = load_run(wh, path)
-        loaded.append(result)
-        run_ids.append(result.name)
+    loaded, run_ids = load_inputs(wh, qrels, runs)
     if on_load:
         for result in loaded:
             on_load(result)

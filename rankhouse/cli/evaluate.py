@@ -12,13 +12,23 @@ import typer
 from rankhouse.cli.common import LabelsOption, report_model, say
 from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
+from rankhouse.loaders import LoadResult
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
 
 
 def eval_command(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels file.")],
-    runs: Annotated[list[Path], typer.Argument(help="One or more TREC run files.")],
+    qrels: Annotated[Path, typer.Argument(help="TREC qrels file (.gz too; - for standard input).")],
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN...",
+            help="TREC run files, each PATH or NAME=PATH (.gz too; - for standard input, one input at most). "
+            "A run is named NAME, or else its file name without .gz; two runs with one name are refused. "
+            "NAME=PATH applies when NAME is a plain name (letters, digits, _ . + @ : -) and the whole "
+            "argument is not an existing file: write ./a=b.run for a file a=b.run that is not there yet.",
+        ),
+    ],
     measure: Annotated[
         list[str] | None,
         typer.Option(
@@ -58,15 +68,20 @@ def eval_command(
 ) -> None:
     """Evaluate runs against qrels, like trec_eval, with the warehouse's SQL measure models.
 
-    Example: rankhouse eval qrels.test results.test -m map -m P.5,10 -q
+    Example: rankhouse eval qrels.test bm25=a/run.txt dense=b/run.txt -m map -m P.5,10 -q
     """
     if output_format not in ("text", "json"):
         raise typer.BadParameter("--format is text or json")
     options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
+
+    def on_load(result: LoadResult) -> None:
+        if verbose or result.status == "replaced":  # a replaced run is reported even without -v
+            say(str(result))
+
     with Warehouse(db, labels) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
-            on_load=(lambda r: say(str(r))) if verbose else None,
+            on_load=on_load,
             progress=report_model if verbose else None,
         )  # fmt: skip
     if output_format == "json":

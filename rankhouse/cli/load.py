@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
+from rankhouse.errors import RankhouseError
 from rankhouse.loaders import LOADERS, load_qrels, load_run, write_run
+from rankhouse.loaders.sources import check_readable
+from rankhouse.loaders.trec import RunInput, run_inputs
 from rankhouse.warehouse import Warehouse
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
@@ -17,21 +20,39 @@ runs_app = typer.Typer(help="List and export the TREC runs in the warehouse.", n
 
 @load_app.command("run")
 def load_run_command(
-    files: Annotated[list[Path], typer.Argument(help="TREC run files: qid Q0 docno rank score tag.")],
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN...",
+            help="TREC run files (qid Q0 docno rank score tag), each PATH or NAME=PATH as in `rankhouse eval` "
+            "(.gz too; - for standard input). Default name: the file name without .gz.",
+        ),
+    ],
     run_id: Annotated[str | None, typer.Option(help="Name to load under (one file only; default: file name).")] = None,
     db: DbOption = DEFAULT,
 ) -> None:
-    """Load TREC runs into raw.runs.  Example: rankhouse load run bm25.run dense.run"""
+    """Load TREC runs into raw.runs.  Example: rankhouse load run bm25=a/run.txt dense=b/run.txt
+
+    Two files that would load under one name are refused before anything is loaded; a load that
+    replaces a run loaded before from other bytes says which (its path and SHA-256).
+    """
     if run_id and len(files) > 1:
-        raise typer.BadParameter("--run-id names a single file")
+        raise RankhouseError("--run-id names a single file; name several with NAME=PATH")
+    inputs = run_inputs(files)
+    if run_id:
+        if inputs[0].path != files[0]:
+            raise RankhouseError(f"{files[0]!r} names the run already: give --run-id or NAME=PATH, not both")
+        inputs = [RunInput(run_id, inputs[0].path)]
+    for run in inputs:
+        check_readable(run.path)
     with Warehouse(db) as wh:
-        for path in files:
-            say(str(load_run(wh, path, run_id)))
+        for run in inputs:
+            say(str(load_run(wh, run.path, run.name)))
 
 
 @load_app.command("qrels")
 def load_qrels_command(
-    file: Annotated[Path, typer.Argument(help="TREC qrels: qid iter docno rel.")],
+    file: Annotated[Path, typer.Argument(help="TREC qrels: qid iter docno rel (.gz too; - for standard input).")],
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
 ) -> None:
