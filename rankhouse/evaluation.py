@@ -1,7 +1,38 @@
-"""`rankhouse eval`: load qrels and runs, run the measure models, read back trec_eval-style results."""
+r"""`rankhouse eval`: load qrels and runs, run the measure models, read back trec_eval-style results.
+
+Inputs: each run is `PATH` or `NAME=PATH` (loaders.trec.RunInput.parse); a run's default name is its file
+name without `.gz`, and two runs that would load under one name are refused before anything is read.
+Either file may be gzip-compressed or `-` (standard input, one input at most): loaders.sources.read_input.
+
+Output formats (EvalResult.render). Every format has the columns run, measure, query, value: `measure` is
+the measure's printed label (`P_10`, `nDCG@10`, as asked for), `query` a query id or `all` (the run's
+summary). Rows come run by run in the order given; within a run, with per-query rows asked for (-q), each
+query (ids sorted as text) with its measures in the order asked for, then the `all` rows.
+
+text      trec_eval's lines: `measure<TAB>query<TAB>value`, the measure padded to 22 characters; with
+          more than one run each line starts with `run<TAB>`. Byte-identical to trec_eval on its sample.
+json      one object: `{run: {"all": {measure: value}, "per_query": {query: {measure: value}}}}`,
+          `per_query` only with -q; indented by 2.
+jsonl     one object per line: `{"run": ..., "measure": ..., "query": ..., "value": ...}`.
+csv       a header line `run,measure,query,value`, then one line per row (RFC 4180 quoting, lines end
+          in `\n`).
+markdown  a runs x measures table of the `all` rows: a header `| run | measure... |`, an alignment line,
+          one line per run. No per-query rows (-q is refused).
+latex     the same table as a booktabs `tabular` (`\usepackage{booktabs}`): `\begin{tabular}{lr...}`,
+          \toprule, the header, \midrule, one line per run ending in `\\`, \bottomrule, `\end{tabular}`;
+          `& % $ # _ { } ~ ^ \` in names are escaped. No per-query rows (-q is refused).
+
+Values: counts (num_ret, num_rel, num_rel_ret, num_q) are whole numbers and runid is its string in every
+format. Others are printed with `places` digits after the point (default 4, trec_eval's) in text,
+markdown and latex. json, jsonl and csv keep every digit of the double unless `places` is given; then
+csv prints that many digits and json/jsonl carry the value rounded to that many places.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +41,18 @@ from rankhouse.errors import RankhouseError
 from rankhouse.loaders import LoadResult, load_qrels, load_run
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
-from rankhouse.measures import RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
+from rankhouse.measures import COUNTS, RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import ModelRun, Runner
 
 MEASURE_TARGETS = "+run_measures"
+FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
+TABLE_FORMATS = ("markdown", "latex")  # a runs x measures table of the `all` rows: no per-query rows
+PLACES = 4  # trec_eval's digits after the point
+MAX_PLACES = 17  # a double's digits, and then some
+LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                                                     "\\": r"\textbackslash{}"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,32 +93,112 @@ class EvalResult:
     summary: dict[str, dict[str, float | str]]
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
-    def lines(self, per_query: bool = False) -> list[str]:
+    def lines(self, per_query: bool = False, places: int = PLACES) -> list[str]:
         """trec_eval's output: `measure<TAB>query<TAB>value`, per query first with per_query, then `all`.
 
         With more than one run, each line starts with the run id and a tab.
         """
         out = []
-        for run in self.runs:
-            prefix = f"{run}\t" if len(self.runs) > 1 else ""
-            if per_query:
-                for qid, values in sorted(self.per_query[run].items()):
-                    for m in self.measures:
-                        if m.label in values:
-                            out.append(f"{prefix}{m.label:<22}\t{qid}\t{format_value(m, values[m.label])}")
-            for m in self.measures:
-                out.append(f"{prefix}{m.label:<22}\tall\t{format_value(m, self.summary[run][m.label])}")
+        for run, m, qid, value in self.rows(per_query):
+            line = f"{m.label:<22}\t{qid}\t{fixed(m, value, places)}"
+            out.append(f"{run}\t{line}" if len(self.runs) > 1 else line)
         return out
 
-    def as_dict(self, per_query: bool = False) -> dict:
-        """`{run: {"all": {measure: value}, "per_query": {qid: {measure: value}}}}` (per_query if asked)."""
-        result = {}
+    def rows(self, per_query: bool = False) -> list[tuple[str, Measure, str, float | str]]:
+        """(run, measure, query, value) in the output's order: run by run, each query's rows (ids sorted
+        as text, measures in the order asked for) with per_query, then the run's `all` rows."""
+        out = []
         for run in self.runs:
-            entry: dict = {"all": self.summary[run]}
             if per_query:
-                entry["per_query"] = dict(sorted(self.per_query[run].items()))
-            result[run] = entry
+                for qid, values in sorted(self.per_query[run].items()):
+                    out += [(run, m, qid, values[m.label]) for m in self.measures if m.label in values]
+            out += [(run, m, "all", self.summary[run][m.label]) for m in self.measures]
+        return out
+
+    def as_dict(self, per_query: bool = False, places: int | None = None) -> dict:
+        """`{run: {"all": {measure: value}, "per_query": {qid: {measure: value}}}}` (per_query if asked);
+        values as json_value gives them."""
+        result: dict = {}
+        for run, m, qid, value in self.rows(per_query):
+            entry = result.setdefault(run, {"all": {}, **({"per_query": {}} if per_query else {})})
+            target = entry["all"] if qid == "all" else entry["per_query"].setdefault(qid, {})
+            target[m.label] = json_value(m, value, places)
         return result
+
+    def render(self, output_format: str = "text", per_query: bool = False, places: int | None = None) -> str:
+        """The whole output in one of FORMATS (defined in this module's docstring), ending in a newline."""
+        check_output(output_format, per_query, places)
+        if output_format == "text":
+            return "\n".join(self.lines(per_query, PLACES if places is None else places)) + "\n"
+        if output_format == "json":
+            return json.dumps(self.as_dict(per_query, places), indent=2) + "\n"
+        if output_format == "jsonl":
+            return "".join(
+                json.dumps({"run": run, "measure": m.label, "query": qid, "value": json_value(m, value, places)}) + "\n"
+                for run, m, qid, value in self.rows(per_query)
+            )
+        if output_format == "csv":
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(["run", "measure", "query", "value"])
+            for run, m, qid, value in self.rows(per_query):
+                writer.writerow([run, m.label, qid, exact(m, value) if places is None else fixed(m, value, places)])
+            return out.getvalue()
+        return self._table(output_format, PLACES if places is None else places)
+
+    def _table(self, output_format: str, places: int) -> str:
+        """The runs x measures table of the `all` rows, in markdown or LaTeX."""
+        header = ["run", *(m.label for m in self.measures)]
+        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in self.measures)] for run in self.runs]
+        if output_format == "markdown":
+
+            def line(cells: Iterable[str]) -> str:
+                return "| " + " | ".join(c.replace("\\", "\\\\").replace("|", "\\|") for c in cells) + " |"
+
+            align = "| --- |" + " ---: |" * len(self.measures)
+            return "\n".join([line(header), align, *(line(row) for row in body)]) + "\n"
+
+        def row(cells: Iterable[str]) -> str:
+            return " & ".join("".join(LATEX_SPECIAL.get(c, c) for c in cell) for cell in cells) + r" \\"
+
+        return "\n".join([
+            r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule", row(header), r"\midrule",
+            *(row(cells) for cells in body), r"\bottomrule", r"\end{tabular}",
+        ]) + "\n"  # fmt: skip
+
+
+def check_output(output_format: str, per_query: bool = False, places: int | None = None) -> None:
+    """Refuse an unknown format, per-query rows in a table format and places outside 0 .. MAX_PLACES."""
+    if output_format not in FORMATS:
+        raise RankhouseError(f"--format is one of {', '.join(FORMATS)}, not {output_format!r}")
+    if per_query and output_format in TABLE_FORMATS:
+        raise RankhouseError(
+            f"a {output_format} table has the `all` rows only: -q/--per-query needs --format text, json, jsonl or csv"
+        )
+    whole = isinstance(places, int) and not isinstance(places, bool)
+    if places is not None and not (whole and 0 <= places <= MAX_PLACES):
+        raise RankhouseError(f"--places must be a whole number from 0 to {MAX_PLACES}, not {places!r}")
+
+
+def fixed(measure: Measure, value: float | str, places: int = PLACES) -> str:
+    """A value with `places` digits after the point; counts as whole numbers and strings as they are
+    (measures.format_value, which is this at 4 places)."""
+    if isinstance(value, str) or measure.family in COUNTS:
+        return format_value(measure, value)
+    return f"{value:.{places}f}"
+
+
+def exact(measure: Measure, value: float | str) -> float | int | str:
+    """A value with every digit: counts as ints, strings as they are, others as the double."""
+    if isinstance(value, str):
+        return value
+    return int(round(value)) if measure.family in COUNTS else float(value)
+
+
+def json_value(measure: Measure, value: float | str, places: int | None = None) -> float | int | str:
+    """A value for json and jsonl: exact, or rounded to `places` if given."""
+    value = exact(measure, value)
+    return round(value, places) if places is not None and isinstance(value, float) else value
 
 
 def run_tag(wh: Warehouse, run_id: str) -> str:
@@ -174,7 +291,7 @@ def evaluate(
 
     >>> with Warehouse(":memory:") as wh:  # doctest: +SKIP
     ...     result = evaluate(wh, "qrels.test", ["results.test"], ["map", "P.10"])
-    ...     print("\\n".join(result.lines()))
+    ...     print(result.render("text"), end="")
     map                   	all	0.1785
     P_10                  	all	0.3000
     """

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +11,7 @@ import typer
 
 from rankhouse.cli.common import LabelsOption, report_model, say
 from rankhouse.errors import RankhouseError
-from rankhouse.evaluation import EvalOptions, evaluate
+from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
 from rankhouse.loaders import LoadResult
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
@@ -61,17 +61,51 @@ def eval_command(
     judged_only: Annotated[
         bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J).")
     ] = False,
-    output_format: Annotated[str, typer.Option("--format", help="text (trec_eval lines) or json.")] = "text",
+    output_format: Annotated[
+        str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)} (defined above).")
+    ] = "text",
+    places: Annotated[
+        str | None,
+        typer.Option(
+            "--places",
+            metavar="N",
+            help=f"Digits after the point, 0 to {MAX_PLACES}. Default: 4 (trec_eval's) in text, markdown and "
+            "latex; every digit in json, jsonl and csv.",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
     labels: LabelsOption = None,
 ) -> None:
     """Evaluate runs against qrels, like trec_eval, with the warehouse's SQL measure models.
 
+    Every format has the columns run, measure, query, value (query: a query id,
+    or all for the run's summary). Rows go run by run; with -q, each query's
+    rows (ids sorted as text) come before the run's all rows.
+
+    text: trec_eval's lines, measure (padded to 22), query and value separated
+    by tabs; with more than one run, each line starts with the run and a tab.
+
+    json: one object, run -> {"all": {measure: value},
+    "per_query": {query: {measure: value}}} (per_query with -q only).
+
+    jsonl: one object per line, {"run", "measure", "query", "value"}.
+
+    csv: the header run,measure,query,value, then one line per row.
+
+    markdown, latex: a runs x measures table of the all rows (latex: a booktabs
+    tabular); they have no per-query rows, so -q is refused.
+
+    Counts (num_ret, num_rel, num_rel_ret, num_q) are whole numbers in every
+    format. The SHA-256 recorded for a .gz file is of its compressed bytes, as
+    sha256sum prints it.
+
     Example: rankhouse eval qrels.test bm25=a/run.txt dense=b/run.txt -m map -m P.5,10 -q
+
+    Example: rankhouse eval qrels.test bm25.run dense.run.gz --format markdown
     """
-    if output_format not in ("text", "json"):
-        raise typer.BadParameter("--format is text or json")
+    digits = places_option(places)
+    check_output(output_format, per_query, digits)  # before anything is loaded
     options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
 
     def on_load(result: LoadResult) -> None:
@@ -84,10 +118,16 @@ def eval_command(
             on_load=on_load,
             progress=report_model if verbose else None,
         )  # fmt: skip
-    if output_format == "json":
-        print(json.dumps(result.as_dict(per_query), indent=2))
-    else:
-        print("\n".join(result.lines(per_query)))
+    sys.stdout.write(result.render(output_format, per_query, digits))
+
+
+def places_option(text: str | None) -> int | None:
+    """The N of `--places N` (None without it), refused unless N is ASCII digits from 0 to MAX_PLACES."""
+    if text is None:
+        return None
+    if not re.fullmatch(r"[0-9]+", text) or int(text) > MAX_PLACES:
+        raise RankhouseError(f"--places must be a whole number from 0 to {MAX_PLACES}, not {text!r}")
+    return int(text)
 
 
 def depth_option(text: str | None) -> int:
