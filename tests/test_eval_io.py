@@ -47,7 +47,7 @@ def refused(done: subprocess.CompletedProcess, message: str) -> None:
 def test_two_runs_with_one_file_name_are_refused_before_anything_is_loaded(tmp_path):
     first, second = two_runs_named_alike(tmp_path)
     message = (
-        f"error: 2 runs would be named 'run.txt' (by their file name): {first} and {second}; "
+        f"error: 2 runs would be named 'run.txt': {first} and {second}; "
         f"name each with NAME=PATH, e.g. d1={first} d2={second}"
     )
     refused(rankhouse("eval", TREC / "qrels.test", first, second), message)

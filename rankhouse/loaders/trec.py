@@ -280,10 +280,7 @@ def _same_name(name: str, paths: list[str]) -> str:
         dirs = [f"run{i}" for i in range(1, len(paths) + 1)]
     listed = ", ".join(shown[:-1]) + " and " + shown[-1]
     example = " ".join(f"{d}={p}" for d, p in zip(dirs, paths))
-    return (
-        f"{len(paths)} runs would be named {name!r} (by their file name): {listed}; "
-        f"name each with NAME=PATH, e.g. {example}"
-    )
+    return f"{len(paths)} runs would be named {name!r}: {listed}; name each with NAME=PATH, e.g. {example}"
 
 
 def default_name(path: str | Path) -> str:
