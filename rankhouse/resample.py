@@ -1,9 +1,11 @@
 """Seeded resample plans: every random draw made once, from a recorded seed, and stored as a table.
 
 A bootstrap plan over n units (e.g. the queries of a corpus, in row order) has `replicates` rows of
-n draws with replacement, drawn by numpy's default_rng (PCG64) from the seed; SQL only joins it, so
-an interval is identical at any thread count and on any engine. The plan's SHA-256 (over its seed,
-shape and draws) is recorded in meta.sources, which makes it part of every dependent fingerprint.
+n draws with replacement, drawn by numpy's default_rng (PCG64) from the seed; a sign-flip plan (for
+the paired randomization test) has, per replicate, a sign +1 or -1 for each of the n units. SQL only
+joins them, so an interval or a p-value is identical at any thread count and on any engine. A plan's
+SHA-256 (over its seed, shape and draws) is recorded in meta.sources, which makes it part of every
+dependent fingerprint.
 """
 
 from __future__ import annotations
@@ -53,6 +55,47 @@ def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int)
     return LoadResult("raw.resample_plans", plan, source, digest, draws.size, "loaded")
 
 
+def sign_flips(units: int, replicates: int, seed: int) -> np.ndarray:
+    """[replicates, units] int8 signs, each +1 or -1 with probability 1/2, independently (numpy PCG64):
+    replicate r of a paired randomization test multiplies unit i's difference by flips[r, i].
+
+    >>> sorted(set(sign_flips(4, 3, 7).ravel().tolist())), sign_flips(4, 3, 7).shape
+    ([-1, 1], (3, 4))
+    """
+    bits = np.random.default_rng(seed).integers(0, 2, size=(replicates, units), dtype=np.int8)
+    return (1 - 2 * bits).astype(np.int8)
+
+
+def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
+    """Make (or keep, if identical) the sign-flip plan `plan` in raw.permutation_plans; one transaction.
+
+    Like a bootstrap plan, its SHA-256 (over seed, shape and signs) goes to meta.sources, so that every
+    model reading the plan is fingerprinted with it.
+    """
+    signs = sign_flips(units, replicates, seed)
+    spec = {"kind": "sign_flip", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + signs.tobytes()).hexdigest()
+    source = "generated: " + json.dumps(spec, sort_keys=True)
+    if loaded_sha(wh, "meta.sources", "raw.permutation_plans", plan) == digest:
+        return LoadResult("raw.permutation_plans", plan, source, digest, 0, "unchanged")
+    table = pa.table({
+        "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
+        "item": np.tile(np.arange(units, dtype=np.int32), replicates),
+        "sign": signs.ravel(),
+    })  # fmt: skip
+    wh.con.register("rh_signs", table)
+    try:
+        with wh.transaction():
+            wh.sql("DELETE FROM raw.permutation_plans WHERE plan = ?", [plan])
+            wh.sql("INSERT INTO raw.permutation_plans SELECT ?, replicate, item, sign FROM rh_signs", [plan])
+            record_source(
+                wh, "meta.sources", "raw.permutation_plans", plan, source, digest, signs.size, "resample.sign_flip"
+            )
+    finally:
+        wh.con.unregister("rh_signs")
+    return LoadResult("raw.permutation_plans", plan, source, digest, signs.size, "loaded")
+
+
 def panel_draws(documents: int, size: int, seed: int) -> np.ndarray:
     """`size` distinct document rows drawn from range(documents) (numpy PCG64, without replacement).
 
@@ -89,6 +132,13 @@ def generate_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - g
     """The `resample_plan` generator: plan `key` over the queries of `options["corpus"]`, in row order."""
     units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
     context.say(str(store_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))))
+
+
+def generate_permutation_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `permutation_plan` generator: sign-flip plan `key` over the queries of `options["corpus"]`."""
+    units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
+    plan = store_permutation_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))
+    context.say(str(plan))
 
 
 def generate_panel(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context

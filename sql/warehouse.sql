@@ -141,6 +141,16 @@ CREATE TABLE IF NOT EXISTS raw.resample_plans (
     item       INTEGER NOT NULL
 );
 
+-- Seeded permutation plans (sign flips, for the paired randomization test): in replicate r the
+-- difference of item `item` (0-based position of a unit, e.g. a query in qid order) is multiplied by
+-- `sign` (+1 or -1). Made once from a recorded seed by rankhouse/resample.py.
+CREATE TABLE IF NOT EXISTS raw.permutation_plans (
+    plan       VARCHAR NOT NULL,
+    replicate  INTEGER NOT NULL,
+    item       INTEGER NOT NULL,
+    sign       TINYINT NOT NULL
+);
+
 -- Null reference panels (seed 003, cold start): `size` documents drawn at random, without
 -- replacement, from a corpus with a recorded seed, before and independently of any retrieval.
 CREATE TABLE IF NOT EXISTS raw.null_panels (

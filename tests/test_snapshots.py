@@ -186,6 +186,35 @@ LANES = (
 )
 
 
+COMPARE_MEASURES = ["AP", "nDCG@3", "P@2", "RR"]
+
+
+def compare_models(ancestors: bool = False) -> tuple[Project, dict, list[str]]:
+    """`rankhouse compare`'s models (with the randomization test) and the other two tests; without
+    `ancestors`, only those the metrics fixture does not build."""
+    params = {"measures": COMPARE_MEASURES, "contrasts": [["a", "b"], ["b", "a"]],
+              "contrast_measures": COMPARE_MEASURES, "bootstrap_plan": "boot", "permutation_plan": "flips",
+              "significance_test": "randomization"}  # fmt: skip
+    project = Project.load(params=params)
+    names = project.select("+comparisons +paired_t_tests +paired_bootstrap_tests")
+    measured = set(project.select("+run_measures"))
+    return project, params, names if ancestors else [name for name in names if name not in measured]
+
+
+def build_compare(wh: Warehouse) -> None:
+    """The tiny qrels and runs a and b compared both ways, over plans of 50 replicates of its 4 queries."""
+    from rankhouse.resample import store_permutation_plan, store_plan
+
+    load_qrels(wh, TINY / "qrels.txt")
+    load_run(wh, TINY / "run_a.txt", "a")
+    load_run(wh, TINY / "run_b.txt", "b")
+    store_plan(wh, "boot", units=4, replicates=50, seed=7)
+    store_permutation_plan(wh, "flips", units=4, replicates=50, seed=8)
+    wh.open_gate()
+    project, params, names = compare_models(ancestors=True)
+    Runner(wh, project, params).run(names)
+
+
 def canonical_csv(wh: Warehouse, table: str) -> str:
     """A table as CSV: rows sorted, floats to 12 significant digits."""
     columns, rows = wh.columns(f"SELECT * FROM {table} ORDER BY ALL")
@@ -210,6 +239,7 @@ SNAPSHOTS = {
     "fusion": (build_fusion, lambda: study_models(*FUSION)),
     "evidence": (build_evidence, lambda: study_models(*EVIDENCE)),
     "lanes": (build_lanes, lambda: study_models(*LANES)),
+    "compare": (build_compare, compare_models),
 }
 CASES = [(fixture, name) for fixture, (_, models) in SNAPSHOTS.items() for name in models()[2]]
 

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from rankhouse.cli import encode, evaluate, fuse, load, models, query, study
+from rankhouse.cli import compare, encode, evaluate, fuse, load, models, query, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -17,6 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("eval")(evaluate.eval_command)
+app.command("compare")(compare.compare_command)
 app.command("demo")(evaluate.demo_command)
 app.add_typer(load.load_app, name="load")
 app.add_typer(load.runs_app, name="runs")
