@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.warehouse import DEFAULT_DB
 from rankhouse.warehouse.runner import ModelRun
 
@@ -18,6 +19,30 @@ LabelsOption = Annotated[
     str | None, typer.Option("--labels", help="Labels file (default: <db>.labels.duckdb beside the warehouse).")
 ]
 DEFAULT = DEFAULT_DB
+WHOLE = re.compile(r"[-+]?[0-9]+")  # ASCII digits only: int() would also read `1_0` and `١`
+
+
+def whole_number(minimum: int | None = None) -> Callable[[str | int], int]:
+    """A typer `parser` for a numeric option: ASCII digits, optionally signed, at least `minimum`.
+    `1_0`, `0x10`, `1.5` and non-ASCII digits such as `١`, which int() or pydantic would read, are refused."""
+
+    def parse(text: str | int) -> int:
+        if isinstance(text, int):  # the option's default
+            return text
+        least = "" if minimum is None else f" of at least {minimum}"
+        if not WHOLE.fullmatch(text) or (minimum is not None and int(text) < minimum):
+            raise ValueError(f"{text!r} is not a whole number{least} (ASCII digits)")
+        return int(text)
+
+    return parse
+
+
+def choose(value: str, choices: tuple[str, ...], option: str) -> str:
+    """`value` if it is one of `choices`, else a usage error naming them and the closest one."""
+    if value not in choices:
+        listed = f"{', '.join(choices[:-1])} or {choices[-1]}"
+        raise typer.BadParameter(f"{option} is {listed}, not {value!r}{did_you_mean(value, choices)}")
+    return value
 
 
 def say(message: str) -> None:

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, report_model, say
-from rankhouse.errors import RankhouseError
+from rankhouse.cli.common import LabelsOption, choose, report_model, say, whole_number
+from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
@@ -38,7 +38,12 @@ def eval_command(
             "On by default; --no-complete averages over the queries the run answered.",
         ),
     ] = True,
-    level: Annotated[int, typer.Option("--level", "-l", help="Lowest grade counted relevant (trec_eval -l).")] = 1,
+    level: Annotated[
+        int,
+        typer.Option(
+            "--level", "-l", parser=whole_number(), metavar="N", help="Lowest grade counted relevant (trec_eval -l)."
+        ),
+    ] = 1,
     depth: Annotated[
         str | None,
         typer.Option(
@@ -60,8 +65,7 @@ def eval_command(
 
     Example: rankhouse eval qrels.test results.test -m map -m P.5,10 -q
     """
-    if output_format not in ("text", "json"):
-        raise typer.BadParameter("--format is text or json")
+    choose(output_format, ("text", "json"), "--format")
     options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
     with Warehouse(db, labels) as wh:
         result = evaluate(
@@ -108,7 +112,8 @@ def demo_command(
         )
     protocol = STUDIES_DIR / f"{study}.toml"
     if not protocol.exists():
-        raise RankhouseError(f"no study {study!r} in {protocol.parent}")
+        known = sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
+        raise RankhouseError(f"no study {study!r} in {protocol.parent}{did_you_mean(study, known)}")
     say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
         studied = _study(protocol, wh, None)
