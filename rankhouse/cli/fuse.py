@@ -45,8 +45,9 @@ def fuse_command(
     --null bm25=a.null --null dense=b.null --rule mixture -o fused.run --db :memory:"""
     arms = _named_files(arm, "--arm")
     nulls = _named_files(null, "--null")
+    params = parse_params(param)  # checked before the warehouse is opened
     with Warehouse(db) as wh:
-        fuse_runs(wh, arms, nulls, depth, parse_params(param), progress=report_model)
+        fuse_runs(wh, arms, nulls, depth, params, progress=report_model)
         lines = write_fused_run(wh, rule, output)
         incomplete, candidates = incomplete_candidates(wh)
     say(f"{output}: {lines:,} lines ({rule} over {', '.join(sorted(arms))}, depth {depth})")

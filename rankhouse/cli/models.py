@@ -16,7 +16,13 @@ from rankhouse.warehouse.runner import Runner
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[
-    list[str] | None, typer.Option("--param", "-p", help="Model parameter key=value (TOML value); repeatable.")
+    list[str] | None,
+    typer.Option(
+        "--param",
+        "-p",
+        help="Model parameter key=value, read as the type the models declare: depth=10, corpus=banking77, "
+        'rankings=a,b or TOML (rankings=["a"]); measures=AP,P.5,10 as -m reads it. Repeatable.',
+    ),
 ]
 
 
