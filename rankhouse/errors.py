@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -40,3 +42,25 @@ class AuditError(RankhouseError):
         self.rows = rows
         shown = "\n".join("  " + ", ".join(f"{c}={v!r}" for c, v in zip(columns, row)) for row in rows)
         super().__init__(f"model {model}: audit {audit} failed; offending rows:\n{shown}")
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice a mistyped name most likely meant: one that differs only in case, else the closest
+    spelling (difflib, ignoring case), else None.
+
+    >>> closest("ndcg", ["nDCG", "AP"]), closest("banking7", ["banking77", "trec_sample"]), closest("x", ["AP"])
+    ('nDCG', 'banking77', None)
+    """
+    by_lower: dict[str, str] = {}
+    for choice in choices:
+        by_lower.setdefault(choice.lower(), choice)
+    if name.lower() in by_lower:
+        return by_lower[name.lower()]
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[found[0]] if found else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for the closest choice (see closest), or nothing."""
+    found = closest(name, choices)
+    return f"; did you mean {found!r}?" if found is not None and found != name else ""

@@ -13,10 +13,11 @@ reports it as nDCG@5.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from dataclasses import dataclass
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, closest
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def parse_measure(text: str) -> list[Measure]:
         return _from_trec(trec.group("family"), trec.group("params"))
     known = ", ".join(sorted(FAMILIES)) + "; trec_eval: " + ", ".join(sorted(TREC_NAMES))
     known += "; aliases: " + ", ".join([*ALIASES, *(f"{a}@k" for a in FAMILY_ALIASES)])
-    raise RankhouseError(f"unknown measure {text!r}; known: {known}")
+    raise RankhouseError(f"unknown measure {text!r}; {_did_you_mean(text) or 'known: ' + known}")
 
 
 def parse_measures(specs: list[str] | None) -> list[Measure]:
@@ -240,3 +241,51 @@ def format_value(measure: Measure, value: float | str) -> str:
     if measure.family in COUNTS:
         return str(int(round(value)))
     return f"{value:.4f}"
+
+
+_SUGGESTING = contextvars.ContextVar("suggesting", default=False)
+
+
+def closest_measure(text: str) -> str | None:
+    """The measure name a mistyped one most likely meant, or None: the name in another case
+    (`ndcg@10` -> `nDCG@10`), the closest spelling (`APP` -> `AP`), a trec_eval family in ir_measures
+    syntax (`recall@100` -> `R@100`), a trec_eval output label (`P_10` -> `P.10`). Only a name that
+    parses is offered.
+
+    >>> closest_measure("ndcg@10"), closest_measure("NDCG_CUT.10"), closest_measure("P_10"), closest_measure("zzz")
+    ('nDCG@10', 'ndcg_cut.10', 'P.10', None)
+    """
+    if _SUGGESTING.get():
+        return None  # checking a suggestion: no suggestion of a suggestion
+    label = re.fullmatch(r"([A-Za-z_]+?)_(\d+(?:\.\d+)?)", text)
+    trec_label = closest(label.group(1), TREC_NAMES) if label else None
+    if trec_label is not None:
+        candidate = f"{trec_label}.{label.group(2)}"
+    else:
+        at = min((i for i in (text.find("@"), text.find(".")) if i >= 0), default=len(text))
+        head, tail = text[:at], text[at:]
+        if tail.startswith("@"):  # ir_measures syntax: families, or a trec_eval name standing for one
+            names = {**{f: f for f in FAMILIES}, **{a: a for a in FAMILY_ALIASES}}
+            names.update({t: f for t, (f, _) in TREC_NAMES.items() if t not in names})
+        elif tail.startswith("."):  # trec_eval syntax
+            names = {t: t for t in TREC_NAMES}
+        else:
+            names = {n: n for n in [*FAMILIES, *TREC_NAMES, *ALIASES]}
+        found = closest(head, names)
+        if found is None:
+            return None
+        candidate = names[found] + tail
+    token = _SUGGESTING.set(True)
+    try:
+        parse_measure(candidate)
+    except RankhouseError:
+        return None
+    finally:
+        _SUGGESTING.reset(token)
+    return candidate if candidate != text else None
+
+
+def _did_you_mean(text: str) -> str:
+    """`did you mean 'nDCG@10'?` for a mistyped measure name (closest_measure), or nothing."""
+    found = closest_measure(text)
+    return f"did you mean {found!r}?" if found else ""

@@ -1,11 +1,32 @@
-"""The `rankhouse` command line (typer). Every command takes `--db PATH` (default ./rankhouse.duckdb)."""
+"""The `rankhouse` command line (typer). Every command takes `--db PATH` (default ./rankhouse.duckdb).
+
+No Python traceback reaches a user. `main` prints every failure as one line on stderr, `error: ...`
+(a usage error adds `try: rankhouse CMD --help`; an error from DuckDB may add its context lines), and
+exits with
+
+- 0: done; also `-h`/`--help` (everywhere) and `--version`;
+- 1: an internal error, an exception rankhouse did not expect: `error: internal error: <type>:
+  <message> (please report it ...)`; set RANKHOUSE_TRACEBACK=1 to see the traceback instead;
+- 2: a usage error (an unknown command or option, a missing argument, a value an option refuses,
+  bare `rankhouse` or a command group without its command, which print their help first), or an
+  error rankhouse reports (RankhouseError: an input that breaks a rule, an unknown name, a refused
+  parameter, a failed audit) or a file it cannot read or write;
+- 130: interrupted (Ctrl-C).
+
+typer (0.29 and later) vendors its own copy of click, so its usage errors are
+`typer._click.exceptions` classes, not `click`'s.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Annotated
 
 import typer
+from typer._click import exceptions as usage
 
+from rankhouse import __version__
 from rankhouse.cli import compare, encode, evaluate, fuse, load, models, query, study
 from rankhouse.errors import RankhouseError
 
@@ -15,7 +36,27 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import duckdb
+
+        print(f"rankhouse {__version__} (duckdb {duckdb.__version__})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the versions and exit.")
+    ] = False,
+) -> None:
+    pass
+
+
 app.command("eval")(evaluate.eval_command)
 app.command("compare")(compare.compare_command)
 app.command("demo")(evaluate.demo_command)
@@ -30,22 +71,77 @@ app.add_typer(study.study_app, name="study")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)
 
+PROGRAM = "rankhouse"
 
-def main() -> None:
-    """Entry point: run the app; a RankhouseError prints as `error: ...` and exits with status 2."""
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point: run the app and exit with the status the module docstring lists."""
+    sys.exit(run(args))
+
+
+def run(args: list[str] | None = None) -> int:
+    """The app on `args` (default: the command line's); every failure printed as one `error:` line."""
     try:
-        app(standalone_mode=False)
+        status = app(args=args, prog_name=PROGRAM, standalone_mode=False)
+    except usage.NoArgsIsHelpError:  # the help is printed already
+        return _error("missing command")
+    except usage.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else _command_path(args)
+        return _error(_usage_message(exc), f"try: {command} --help")
+    except usage.ClickException as exc:
+        return _error(_one_line(exc.format_message()))
     except RankhouseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except typer.Abort:
-        sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
+        return _error(str(exc))
+    except (KeyboardInterrupt, typer.Abort):
+        return 130
+    except OSError as exc:
+        if os.environ.get("RANKHOUSE_TRACEBACK"):
+            raise
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return _error(f"{where}{exc.strerror or exc}", status=2)
+    except Exception as exc:
+        if os.environ.get("RANKHOUSE_TRACEBACK"):
+            raise
+        message = _one_line(str(exc))
+        return _error(
+            f"internal error: {type(exc).__name__}: {message} (please report it, with the command; "
+            "RANKHOUSE_TRACEBACK=1 shows where it happened)",
+            status=1,
+        )
+    # typer returns the status of an Exit (0 after --help or --version, 130 after Ctrl-C), and a
+    # command's own return value (None) otherwise
+    return status if isinstance(status, int) else 0
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        raise
+
+def _command_path(args: list[str] | None) -> str:
+    """`rankhouse load run`: the (sub)command the arguments name, for an error raised without its context."""
+    command, path = typer.main.get_command(app), [PROGRAM]
+    for arg in sys.argv[1:] if args is None else args:
+        if arg.startswith("-"):
+            continue
+        if arg not in getattr(command, "commands", {}):
+            break
+        command = command.commands[arg]
+        path.append(arg)
+    return " ".join(path)
+
+
+def _usage_message(exc: usage.UsageError) -> str:
+    if isinstance(exc, usage.BadParameter) and exc.param is None and exc.param_hint is None:
+        message = exc.message  # raised by a command on its own, naming its option in the message
+    else:
+        message = exc.format_message()
+    message = message.replace("Value error, ", "")  # how pydantic reports a ValueError from a parser
+    message = _one_line(message)
+    return message[:1].lower() + message[1:] if message[1:2].islower() else message
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _error(message: str, hint: str | None = None, status: int = 2) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    if hint:
+        print(hint, file=sys.stderr)
+    return status

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import tomllib
 from collections.abc import Callable
@@ -9,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.warehouse import DEFAULT_DB
 from rankhouse.warehouse.runner import ModelRun
 
@@ -18,6 +20,30 @@ LabelsOption = Annotated[
     str | None, typer.Option("--labels", help="Labels file (default: <db>.labels.duckdb beside the warehouse).")
 ]
 DEFAULT = DEFAULT_DB
+WHOLE = re.compile(r"[-+]?[0-9]+")  # ASCII digits only: int() would also read `1_0` and `١`
+
+
+def whole_number(minimum: int | None = None) -> Callable[[str | int], int]:
+    """A typer `parser` for a numeric option: ASCII digits, optionally signed, at least `minimum`.
+    `1_0`, `0x10`, `1.5` and non-ASCII digits such as `١`, which int() or pydantic would read, are refused."""
+
+    def parse(text: str | int) -> int:
+        if isinstance(text, int):  # the option's default
+            return text
+        least = "" if minimum is None else f" of at least {minimum}"
+        if not WHOLE.fullmatch(text) or (minimum is not None and int(text) < minimum):
+            raise ValueError(f"{text!r} is not a whole number{least} (ASCII digits)")
+        return int(text)
+
+    return parse
+
+
+def choose(value: str, choices: tuple[str, ...], option: str) -> str:
+    """`value` if it is one of `choices`, else a usage error naming them and the closest one."""
+    if value not in choices:
+        listed = f"{', '.join(choices[:-1])} or {choices[-1]}"
+        raise typer.BadParameter(f"{option} is {listed}, not {value!r}{did_you_mean(value, choices)}")
+    return value
 
 
 def say(message: str) -> None:
@@ -58,14 +84,103 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
 
 
 def parse_params(items: list[str] | None) -> dict:
-    """`key=value` pairs; values are TOML (`10`, `true`, `["AP", "P@10"]`), else plain strings."""
-    params = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+    """`--param key=value` pairs, each value read as the type the models declaring `key` give it (their
+    defaults) and checked before anything is opened or built:
+
+    - a whole number in ASCII digits (`depth=10`; not `1_0` or `0x10`), a finite number (`k1=0.9`,
+      `alpha=1e-3`), `true` or `false`;
+    - a string as written (`corpus=banking77`) or as a TOML string (`corpus="banking77"`);
+    - a list or table in TOML (`rankings=["run_ranking"]`); a list of strings also as comma-separated
+      text (`fusion_rules=rrf,rsf`), a bare word being a list of one;
+    - a list of measure names (a parameter the models pass to the measure registry: `measures`) as
+      `-m` reads its text (`measures=AP` is AP, `measures=AP,P.5,10` is AP, P_5 and P_10), or as a TOML
+      list of names; every name checked by the registry, an unknown one with its closest match.
+    """
+    if not items:
+        return {}
+    from rankhouse.paths import MODELS_DIR
+    from rankhouse.warehouse.catalog import declared_parameters, load_models
+    from rankhouse.warehouse.render import measure_list_parameters
+
+    models = load_models(MODELS_DIR)
+    declared = declared_parameters(models.values())
+    measure_lists = {key for model in models.values() for key in measure_list_parameters(model)}
+    params: dict = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not key:
             raise RankhouseError(f"--param wants key=value, got {item!r}")
-        try:
-            params[key.strip()] = tomllib.loads(f"v = {value}")["v"]
-        except tomllib.TOMLDecodeError:
-            params[key.strip()] = value
+        if key not in declared:
+            raise RankhouseError(f"--param {key}: no model declares a parameter {key}{did_you_mean(key, declared)}")
+        if key in params:
+            raise RankhouseError(f"--param {key} is given twice")
+        params[key] = _param_value(key, text, declared[key], key in measure_lists)
     return params
+
+
+def _param_value(key: str, text: str, defaults: dict[str, object], measure_list: bool) -> object:
+    """The value of `--param key=text`, of the type every model declaring `key` gives it."""
+    from rankhouse.measures import parse_measures
+    from rankhouse.warehouse.catalog import parameter_fits, parameter_kind
+
+    reference = max(defaults.values(), key=lambda d: isinstance(d, list) and bool(d))  # a typed list if any
+    try:
+        value = _read_param(text, reference, measure_list)
+    except ValueError:
+        value = None  # no parameter value is None: TOML has no null
+    misfits = [d for d in defaults.values() if value is None or not parameter_fits(value, d)]
+    if misfits:
+        declarers = [model for model, d in defaults.items() if d == misfits[0]]
+        names = ", ".join(declarers[:3]) + (f" and {len(declarers) - 3} more" if len(declarers) > 3 else "")
+        shown = json.dumps(misfits[0])
+        shown = shown if len(shown) <= 60 else shown[:56] + " ..."
+        raise RankhouseError(
+            f"--param {key}: {text!r} is not {parameter_kind(misfits[0])}, the type {names} "
+            f"declare{'s' if len(declarers) == 1 else ''} (default {shown})"
+        )
+    if measure_list:
+        if not value:
+            raise RankhouseError(f"--param {key}: names no measure (leave it out for the models' default)")
+        try:
+            parse_measures(value)
+        except RankhouseError as exc:
+            raise RankhouseError(f"--param {key}: {exc}") from None
+    return value
+
+
+FINITE = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def _read_param(text: str, default: object, measure_list: bool = False) -> object:
+    """`text` read as the type of `default`; ValueError if it is not one."""
+    if isinstance(default, bool):
+        if text in ("true", "false"):
+            return text == "true"
+    elif isinstance(default, int):
+        if WHOLE.fullmatch(text):
+            return int(text)
+    elif isinstance(default, float):
+        if FINITE.fullmatch(text):
+            return int(text) if WHOLE.fullmatch(text) else float(text)
+    elif isinstance(default, str):
+        return _toml(text) if text[:1] in ("'", '"') else text
+    elif isinstance(default, list):
+        if text.startswith("["):
+            return _toml(text)
+        if measure_list:
+            return [text]  # the measure registry reads the commas, as it does in -m's text
+        element = default[0] if default else ""
+        return [_read_param(part.strip(), element) for part in text.split(",") if part.strip()]
+    elif isinstance(default, dict) and text.startswith("{"):
+        return _toml(text)
+    raise ValueError(text)
+
+
+def _toml(text: str) -> object:
+    if "\n" in text or "\r" in text:
+        raise ValueError(text)
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise ValueError(text) from None

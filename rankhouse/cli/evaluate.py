@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, report_model, say
-from rankhouse.errors import RankhouseError
+from rankhouse.cli.common import LabelsOption, choose, report_model, say, whole_number
+from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
 from rankhouse.loaders import LoadResult
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
@@ -48,7 +48,12 @@ def eval_command(
             "On by default; --no-complete averages over the queries the run answered.",
         ),
     ] = True,
-    level: Annotated[int, typer.Option("--level", "-l", help="Lowest grade counted relevant (trec_eval -l).")] = 1,
+    level: Annotated[
+        int,
+        typer.Option(
+            "--level", "-l", parser=whole_number(), metavar="N", help="Lowest grade counted relevant (trec_eval -l)."
+        ),
+    ] = 1,
     depth: Annotated[
         str | None,
         typer.Option(
@@ -104,6 +109,7 @@ def eval_command(
 
     Example: rankhouse eval qrels.test bm25.run dense.run.gz --format markdown
     """
+    choose(output_format, FORMATS, "--format")
     digits = places_option(places)
     check_output(output_format, per_query, digits)  # before anything is loaded
     options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
@@ -163,7 +169,8 @@ def demo_command(
         )
     protocol = STUDIES_DIR / f"{study}.toml"
     if not protocol.exists():
-        raise RankhouseError(f"no study {study!r} in {protocol.parent}")
+        known = sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
+        raise RankhouseError(f"no study {study!r} in {protocol.parent}{did_you_mean(study, known)}")
     say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
     with Warehouse(db) as wh:
         studied = _study(protocol, wh, None)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, parse_params, report_model, say
+from rankhouse.cli.common import DEFAULT, DbOption, parse_params, report_model, say, whole_number
 from rankhouse.errors import RankhouseError
 from rankhouse.fusion import RULES, fuse_runs, incomplete_candidates, write_fused_run
 from rankhouse.warehouse import Warehouse
@@ -32,7 +32,10 @@ def fuse_command(
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The fused TREC run to write.")],
     rule: Annotated[str, typer.Option(help=f"Fusion rule: {', '.join(RULES)}, or an arm's name.")] = "mixture",
-    depth: Annotated[int, typer.Option(help="Candidate depth L: each arm's top L form the union.")] = 100,
+    depth: Annotated[
+        int,
+        typer.Option(parser=whole_number(1), metavar="L", help="Candidate depth L: each arm's top L form the union."),
+    ] = 100,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Model parameter key=value, e.g. rrf_k=60.")
     ] = None,
@@ -42,8 +45,9 @@ def fuse_command(
     --null bm25=a.null --null dense=b.null --rule mixture -o fused.run --db :memory:"""
     arms = _named_files(arm, "--arm")
     nulls = _named_files(null, "--null")
+    params = parse_params(param)  # checked before the warehouse is opened
     with Warehouse(db) as wh:
-        fuse_runs(wh, arms, nulls, depth, parse_params(param), progress=report_model)
+        fuse_runs(wh, arms, nulls, depth, params, progress=report_model)
         lines = write_fused_run(wh, rule, output)
         incomplete, candidates = incomplete_candidates(wh)
     say(f"{output}: {lines:,} lines ({rule} over {', '.join(sorted(arms))}, depth {depth})")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, parse_params, report_model, say, table
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import render
@@ -16,8 +16,20 @@ from rankhouse.warehouse.runner import Runner
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[
-    list[str] | None, typer.Option("--param", "-p", help="Model parameter key=value (TOML value); repeatable.")
+    list[str] | None,
+    typer.Option(
+        "--param",
+        "-p",
+        help="Model parameter key=value, read as the type the models declare: depth=10, corpus=banking77, "
+        'rankings=a,b or TOML (rankings=["a"]); measures=AP,P.5,10 as -m reads it. Repeatable.',
+    ),
 ]
+
+
+def _known_model(project: Project, name: str) -> None:
+    if name not in project.models:
+        hint = did_you_mean(name, project.models) or "; see `rankhouse models list`"
+        raise RankhouseError(f"no model named {name!r}{hint}")
 
 
 def _summary(description: str) -> str:
@@ -65,8 +77,7 @@ def show_command(
 ) -> None:
     """A model's header, parents, children, fingerprint, last run and SQL.  Example: rankhouse models show measure_ap"""
     project = Project.load()
-    if name not in project.models:
-        raise RankhouseError(f"no model named {name!r}; see `rankhouse models list`")
+    _known_model(project, name)
     model = project.models[name]
     fingerprint, last_run = _fingerprint_and_last_run(db, labels, project, name)
     sources = sorted(r for r in project.references[name] if not r.startswith("models."))
@@ -100,8 +111,7 @@ def lineage_command(name: Annotated[str, typer.Argument(help="Model name.")]) ->
     Example: rankhouse models lineage judged_ranking
     """
     project = Project.load()
-    if name not in project.models:
-        raise RankhouseError(f"no model named {name!r}; see `rankhouse models list`")
+    _known_model(project, name)
     upstream_edges = {
         n: project.parents[n] + sorted(r for r in project.references[n] if not r.startswith("models."))
         for n in project.models

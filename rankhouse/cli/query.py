@@ -19,7 +19,7 @@ import sqlglot
 import typer
 from sqlglot import exp
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, say, table
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -101,8 +101,7 @@ def query_command(
     freezes: FreezesOption = None,
 ) -> None:
     """Run one read-only query on the warehouse.  Example: rankhouse query "FROM models.run_measures" --format csv"""
-    if output_format not in ("table", "csv", "json", "parquet"):
-        raise typer.BadParameter("--format is table, csv, json or parquet")
+    choose(output_format, ("table", "csv", "json", "parquet"), "--format")
     if output_format == "parquet" and output is None:
         raise typer.BadParameter("--format parquet needs --output FILE")
     with open_for_analysts(db, labels, study, with_labels, freezes, computes_array_aggregate(sql)) as wh:

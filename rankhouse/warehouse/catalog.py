@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,15 @@ def parameter_fits(value: object, default: object) -> bool:
     if isinstance(default, dict):
         return isinstance(value, dict) and all(isinstance(k, str) and is_parameter_value(v) for k, v in value.items())
     return False
+
+
+def declared_parameters(models: Iterable[Model]) -> dict[str, dict[str, object]]:
+    """Every parameter the models declare: its name -> {model: its default}, in the models' order."""
+    declared: dict[str, dict[str, object]] = {}
+    for model in models:
+        for key, default in model.parameters.items():
+            declared.setdefault(key, {})[model.name] = default
+    return declared
 
 
 def is_parameter_value(value: object) -> bool:

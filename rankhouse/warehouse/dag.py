@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from rankhouse.errors import ModelError
+from rankhouse.errors import ModelError, did_you_mean
 from rankhouse.functions import FUNCTIONS
 from rankhouse.paths import MODELS_DIR, read_sql
 from rankhouse.warehouse.catalog import Model, load_models
@@ -285,7 +285,7 @@ class Project:
                 continue
             name = item.strip("+")
             if name not in self.models:
-                raise ModelError(name, f"no such model (selection {item!r})")
+                raise ModelError(name, f"no such model (selection {item!r}){did_you_mean(name, self.models)}")
             chosen.add(name)
             if item.startswith("+"):
                 chosen |= self.ancestors(name)

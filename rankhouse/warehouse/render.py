@@ -335,6 +335,15 @@ def effective_parameters(model: Model, params: dict | None) -> dict:
     return values
 
 
+MEASURE_FILTER = re.compile(r"\b(\w+)\s*\|\s*measure_(?:values|families)\b")
+
+
+def measure_list_parameters(model: Model) -> set[str]:
+    """The parameters the model's template passes to the measure_values or measure_families filter:
+    lists of measure names that the measure registry reads (as `rankhouse eval -m` does)."""
+    return set(MEASURE_FILTER.findall(model.template)) & set(model.parameters)
+
+
 def render(model: Model, params: dict | None = None) -> str:
     """The model's SQL with its parameters filled in."""
     values = {k: marked(v, k, raw=k in model.raw) for k, v in effective_parameters(model, params).items()}
