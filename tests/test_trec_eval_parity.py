@@ -1,24 +1,35 @@
 """Parity with trec_eval 10.0 and ir_measures where rankhouse gave other numbers (issue 14).
 
+1. Score precision: trec_eval 10.0 compares scores as doubles (9.x, and so pytrec_eval, as 32-bit
+   floats); rankhouse follows 10.0 by default and offers the float order as `score_precision = "float"`
+   (`rankhouse eval --float-scores`).
 4. Every expected output of trec_eval's test directory (tests/fixtures/trec_eval/expected/) is compared,
    line by line and digit for digit, for every measure rankhouse supports. The measures of
    `-m all_trec` that rankhouse does not implement (so their lines are not compared):
 
    11pt_avg, G, Rndcg, Rprec_mult, binG, gm_bpref, infAP, ndcg_rel, num_nonrel_judged_ret, rbp,
    rbp_resid, relative_P, relstring, set_F, set_P, set_map, set_recall, set_relative_P, unj, utility
+
+The expected values of the wrong-number cases are written out by hand: what trec_eval 10.0 prints.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import TREC
+from conftest import TREC, read_qrels, read_run
+from oracles import pytrec_per_query
 
+from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.measures import TREC_NAMES
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import Runner
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -37,6 +48,75 @@ def per_query(qrels: Path, run: Path, measures: list[str], options: EvalOptions 
     with Warehouse(":memory:") as wh:
         result = evaluate(wh, qrels, [run], measures, options)
     return result.per_query[result.runs[0]]
+
+
+# 1. Score precision =================================================================================
+
+NEAR_TIE_MEASURES = ["map", "recip_rank", "Rprec", "bpref", "ndcg", "success.1", "P.1"]
+
+
+@pytest.fixture
+def near_tie(tmp_path):
+    """A relevant document at 0.30000002 and a non-relevant one at 0.30000001: different doubles, one
+    float32 (0.300000011920929), where the tie goes to the larger docno, b."""
+    qrels = write(tmp_path / "qrels", ["q1 0 a 1", "q1 0 b 0"])
+    run = write(tmp_path / "run", ["q1 Q0 a 1 0.30000002 t", "q1 Q0 b 2 0.30000001 t"])
+    return qrels, run
+
+
+def test_scores_are_compared_as_doubles_by_default(near_tie):
+    """trec_eval 10.0: a is ranked first."""
+    assert summary(*near_tie, NEAR_TIE_MEASURES) == {
+        "map": "1.0000", "recip_rank": "1.0000", "Rprec": "1.0000", "bpref": "1.0000", "ndcg": "1.0000",
+        "success_1": "1.0000", "P_1": "1.0000",
+    }  # fmt: skip
+
+
+def test_float_scores_reproduce_trec_eval_9_and_pytrec_eval(near_tie):
+    """trec_eval 9 (pytrec_eval): the scores tie and b, the larger docno, is ranked first."""
+    assert summary(*near_tie, NEAR_TIE_MEASURES, EvalOptions(score_precision="float")) == {
+        "map": "0.5000", "recip_rank": "0.5000", "Rprec": "0.0000", "bpref": "0.0000", "ndcg": "0.6309",
+        "success_1": "0.0000", "P_1": "0.0000",
+    }  # fmt: skip
+    measures = ["AP", "RR", "Rprec", "Bpref", "nDCG", "Success@1", "P@1"]
+    expected = pytrec_per_query(read_qrels(near_tie[0]), read_run(near_tie[1]), measures)
+    ours = per_query(*near_tie, measures, EvalOptions(score_precision="float"))
+    assert {m: ours["q1"][m] for m in measures} == pytest.approx(expected["q1"], abs=1e-12)
+    assert expected["q1"]["AP"] == 0.5
+
+
+def test_depth_cuts_in_the_chosen_order(near_tie):
+    """-M 1 keeps a under double order (P_1 = 1) and b under float order (P_1 = 0)."""
+    assert summary(*near_tie, ["P.1", "num_ret"], EvalOptions(depth=1)) == {"P_1": "1.0000", "num_ret": "1"}
+    assert summary(*near_tie, ["P.1", "num_ret"], EvalOptions(depth=1, score_precision="float")) == {
+        "P_1": "0.0000",
+        "num_ret": "1",
+    }
+
+
+def test_eval_command_line_offers_float_scores(near_tie):
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "rankhouse", "eval", *map(str, near_tie), "-m", "map", *extra],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    default, as_float = run(), run("--float-scores")
+    assert default.returncode == 0 and as_float.returncode == 0, default.stderr + as_float.stderr
+    assert default.stdout.split() == ["map", "all", "1.0000"]
+    assert as_float.stdout.split() == ["map", "all", "0.5000"]
+
+
+def test_score_precision_is_a_validated_parameter_in_the_fingerprint():
+    with pytest.raises(RankhouseError, match="score_precision"):
+        EvalOptions(score_precision="half")
+    with Warehouse(":memory:") as wh:
+        project = Project.load()
+        double = Runner(wh, project, {}).fingerprint("run_ranking")
+        assert Runner(wh, project, {"score_precision": "double"}).fingerprint("run_ranking") == double
+        assert Runner(wh, project, {"score_precision": "float"}).fingerprint("run_ranking") != double
+        with pytest.raises(RankhouseError, match="score_precision.*double.*float"):
+            Runner(wh, project, {"score_precision": "half"}).fingerprint("run_ranking")
 
 
 # 4. trec_eval's test directory ======================================================================

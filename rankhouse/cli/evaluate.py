@@ -51,6 +51,14 @@ def eval_command(
     judged_only: Annotated[
         bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J).")
     ] = False,
+    float_scores: Annotated[
+        bool,
+        typer.Option(
+            "--float-scores",
+            help="Compare scores as 32-bit floats, as trec_eval 9 and pytrec_eval do (scores equal in float32 "
+            "tie, the larger docno first). Default: as doubles, as trec_eval 10.0 does.",
+        ),
+    ] = False,
     output_format: Annotated[str, typer.Option("--format", help="text (trec_eval lines) or json.")] = "text",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
@@ -62,7 +70,10 @@ def eval_command(
     """
     if output_format not in ("text", "json"):
         raise typer.BadParameter("--format is text or json")
-    options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
+    options = EvalOptions(
+        relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only,
+        score_precision="float" if float_scores else "double",
+    )  # fmt: skip
     with Warehouse(db, labels) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
