@@ -71,8 +71,10 @@ TREC_OFFICIAL = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 ]  # fmt: skip
-IR_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:@(?P<cutoff>\d+(?:\.\d+)?|\.\d+))?$")
+DOUBLE_CUTOFFS = {"iprec_at_recall"}  # trec_eval reads these with atof, every other cutoff with atol
+IR_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:@(?P<cutoff>.+))?$")
 TREC_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\.(?P<params>.+))?$")
+RECALL_LEVEL = re.compile(r"\d+(?:\.\d+)?|\.\d+")  # IPrec@r
 LABELLED = re.compile(r"^(?P<measure>\S+)\s+as\s+(?P<label>\S+)$")
 
 
@@ -112,12 +114,43 @@ def _trec_label(name: str, family: str, cutoff: str | None) -> str:
     return f"{name}_{cutoff}"
 
 
-def _from_trec(name: str, params: str | None) -> list[Measure]:
+def _ir_cutoff(text: str, cutoff: str) -> str:
+    """An ir_measures cutoff (`P@10`): a whole number of documents, at least 1."""
+    if not re.fullmatch(r"[+-]?\d+", cutoff):
+        raise RankhouseError(f"measure {text!r}: a cutoff is a whole number of documents (e.g. P@10), not {cutoff!r}")
+    if int(cutoff) < 1:
+        raise RankhouseError(f"measure {text!r}: a cutoff must be at least 1, not {cutoff}")
+    return str(int(cutoff))
+
+
+def _trec_cutoffs(text: str, name: str, params: str) -> list[str]:
+    """A trec_eval parameter list (`P.5,10`) as trec_eval reads it: each cutoff with atol (`2.6` is 2),
+    or with atof for iprec_at_recall; sorted increasing; duplicates, and long cutoffs below 1, refused."""
+    values: list[float] = []
+    for part in (p.strip() for p in params.split(",") if p.strip()):
+        if not re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", part):
+            raise RankhouseError(f"measure {text!r}: cutoff {part!r} is not a number")
+        if name in DOUBLE_CUTOFFS:
+            values.append(float(part))
+        else:
+            value = int(float(part)) if "." in part else int(part)  # atol: the digits before the point
+            if value < 1:
+                read = f" (trec_eval reads {part!r} as {value})" if "." in part else ""
+                raise RankhouseError(f"measure {text!r}: a cutoff must be at least 1, not {part}{read}")
+            values.append(value)
+    if len(set(values)) < len(values):
+        raise RankhouseError(f"measure {text!r}: duplicate cutoffs (trec_eval reads a cutoff's whole part only)")
+    if name in DOUBLE_CUTOFFS:
+        written = dict(zip(values, (p.strip() for p in params.split(",") if p.strip())))
+        return [_number(written[v]) for v in sorted(values)]
+    return [str(int(v)) for v in sorted(values)]
+
+
+def _from_trec(text: str, name: str, params: str | None) -> list[Measure]:
     family, defaults = TREC_NAMES[name]
     if params is not None and defaults is None:
         raise RankhouseError(f"measure {name} takes no parameters")
-    params = params or defaults
-    cutoffs = [_number(p) for p in params.split(",") if p] if params else [None]
+    cutoffs: list[str | None] = _trec_cutoffs(text, name, params or defaults) if (params or defaults) else [None]
     measures = []
     for cutoff in cutoffs:
         canonical = family if cutoff is None else f"{family}@{cutoff}"
@@ -165,13 +198,19 @@ def parse_measure(text: str) -> list[Measure]:
         needs = FAMILIES[family].cutoff
         if needs == "none" and cutoff is not None:
             raise RankhouseError(f"measure {family} takes no cutoff")
+        if cutoff is not None and family == "IPrec":
+            if not RECALL_LEVEL.fullmatch(cutoff):
+                raise RankhouseError(f"measure {text!r}: IPrec@r takes a recall level r (e.g. IPrec@0.5)")
+            cutoff = _number(cutoff)
+        elif cutoff is not None:
+            cutoff = _ir_cutoff(text, cutoff)
         if needs != "required" or cutoff is not None:
-            canonical = family if cutoff is None else f"{family}@{_number(cutoff)}"
+            canonical = family if cutoff is None else f"{family}@{cutoff}"
             return [Measure(text, canonical)]
         if text not in TREC_NAMES:  # `P` alone is trec_eval's P at its default depths
             raise RankhouseError(f"measure {text} needs a cutoff, e.g. {family}@10")
     if trec and trec.group("family") in TREC_NAMES:
-        return _from_trec(trec.group("family"), trec.group("params"))
+        return _from_trec(text, trec.group("family"), trec.group("params"))
     known = ", ".join(sorted(FAMILIES)) + "; trec_eval: " + ", ".join(sorted(TREC_NAMES))
     known += "; aliases: " + ", ".join([*ALIASES, *(f"{a}@k" for a in FAMILY_ALIASES)])
     raise RankhouseError(f"unknown measure {text!r}; known: {known}")

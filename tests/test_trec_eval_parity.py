@@ -3,6 +3,9 @@
 1. Score precision: trec_eval 10.0 compares scores as doubles (9.x, and so pytrec_eval, as 32-bit
    floats); rankhouse follows 10.0 by default and offers the float order as `score_precision = "float"`
    (`rankhouse eval --float-scores`).
+2. Cutoffs: trec_eval reads a cutoff with atol (`P.2.6` is P_2, `ndcg_cut.23.4` is ndcg_cut_23), sorts
+   the cutoffs and refuses duplicates and cutoffs below 1; in ir_measures syntax a cutoff is a whole
+   number of at least 1 (`P@5.5`, `P@0` and `P@-1` are errors).
 4. Every expected output of trec_eval's test directory (tests/fixtures/trec_eval/expected/) is compared,
    line by line and digit for digit, for every measure rankhouse supports. The measures of
    `-m all_trec` that rankhouse does not implement (so their lines are not compared):
@@ -26,7 +29,7 @@ from oracles import pytrec_per_query
 
 from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
-from rankhouse.measures import TREC_NAMES
+from rankhouse.measures import TREC_NAMES, parse_measures
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
@@ -117,6 +120,56 @@ def test_score_precision_is_a_validated_parameter_in_the_fingerprint():
         assert Runner(wh, project, {"score_precision": "float"}).fingerprint("run_ranking") != double
         with pytest.raises(RankhouseError, match="score_precision.*double.*float"):
             Runner(wh, project, {"score_precision": "half"}).fingerprint("run_ranking")
+
+
+# 2. Cutoffs =========================================================================================
+
+
+def labels(*specs: str) -> list[tuple[str, str]]:
+    return [(m.label, m.canonical) for m in parse_measures(list(specs))]
+
+
+def test_fractional_trec_eval_cutoffs_are_truncated(tmp_path):
+    """trec_eval reads long cutoffs with atol: -m P.2.6 prints P_2, the precision at 2 (1.0, not 2/2.6)."""
+    assert labels("P.2.6") == [("P_2", "P@2")]
+    assert [label for label, _ in labels("ndcg_cut.10,20,23.4")] == ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+    assert labels("recall.5.9", "success.1.5", "map_cut.3.0") == [
+        ("recall_5", "R@5"), ("success_1", "Success@1"), ("map_cut_3", "AP@3"),
+    ]  # fmt: skip
+    qrels = write(tmp_path / "qrels", ["q1 0 d1 1", "q1 0 d2 1", "q1 0 d3 0"])
+    run = write(tmp_path / "run", ["q1 Q0 d1 1 3.0 t", "q1 Q0 d2 2 2.0 t", "q1 Q0 d3 3 1.0 t"])
+    assert summary(qrels, run, ["P.2.6"]) == {"P_2": "1.0000"}
+    assert summary(qrels, run, ["ndcg_cut.1,2.9"]) == {"ndcg_cut_1": "1.0000", "ndcg_cut_2": "1.0000"}
+
+
+def test_trec_eval_cutoffs_are_sorted():
+    """trec_eval sorts a measure's cutoffs before it prints them: -m P.10,5 prints P_5, then P_10."""
+    assert [label for label, _ in labels("P.10,5")] == ["P_5", "P_10"]
+    assert [label for label, _ in labels("P.20", "5,10")] == ["P_5", "P_10", "P_20"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("P.0", "at least 1"), ("P.-3", "at least 1"), ("ndcg_cut.10,0", "at least 1"), ("P.0.5", "at least 1"),
+        ("P.2,2.6", "duplicate"), ("P.5x", "not a number"), ("recall.5,x", "unknown measure 'x'"),
+        ("P@5.5", "whole number"), ("nDCG@10.0", "whole number"), ("P@0", "at least 1"), ("P@-1", "at least 1"),
+        ("R@0", "at least 1"), ("Success@-2", "at least 1"), ("RR@0", "at least 1"), ("AP@0", "at least 1"),
+        ("nDCG@0", "at least 1"), ("P@x", "whole number"),
+    ],
+)  # fmt: skip
+def test_bad_cutoffs_are_errors_with_a_message(name, message):
+    with pytest.raises(RankhouseError, match=message):
+        parse_measures([name])
+
+
+def test_a_zero_cutoff_stops_eval_before_anything_is_built(tmp_path):
+    qrels = write(tmp_path / "qrels", ["q1 0 d1 1"])
+    run = write(tmp_path / "run", ["q1 Q0 d1 1 1.0 t"])
+    with Warehouse(":memory:") as wh:
+        with pytest.raises(RankhouseError, match="P@0.*at least 1"):
+            evaluate(wh, qrels, [run], ["P@0"])
+        assert wh.sql("SELECT count(*) FROM meta.model_runs")[0][0] == 0
 
 
 # 4. trec_eval's test directory ======================================================================
