@@ -6,6 +6,9 @@
 2. Cutoffs: trec_eval reads a cutoff with atol (`P.2.6` is P_2, `ndcg_cut.23.4` is ndcg_cut_23), sorts
    the cutoffs and refuses duplicates and cutoffs below 1; in ir_measures syntax a cutoff is a whole
    number of at least 1 (`P@5.5`, `P@0` and `P@-1` are errors).
+3. ir_measures' parameterised names: `P(rel=2)@10`, `R(rel=2)@100`, `AP(rel=2)`, `RR(rel=2)@10`,
+   `Success(rel=2)@10`, `nDCG(dcg=exp-log2)@10` (nDCG_exp), `Judged@10` and `ERR@10`, each against
+   ir_measures' own implementation (and, for rel=2, against trec_eval 10's -l2 output).
 4. Every expected output of trec_eval's test directory (tests/fixtures/trec_eval/expected/) is compared,
    line by line and digit for digit, for every measure rankhouse supports. The measures of
    `-m all_trec` that rankhouse does not implement (so their lines are not compared):
@@ -13,19 +16,22 @@
    11pt_avg, G, Rndcg, Rprec_mult, binG, gm_bpref, infAP, ndcg_rel, num_nonrel_judged_ret, rbp,
    rbp_resid, relative_P, relstring, set_F, set_P, set_map, set_recall, set_relative_P, unj, utility
 
-The expected values of the wrong-number cases are written out by hand: what trec_eval 10.0 prints.
+The expected values of the wrong-number cases are written out by hand: what trec_eval 10.0 prints, or
+what ir_measures documents its measures to give.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import ir_measures
 import pytest
 from conftest import TREC, read_qrels, read_run
-from oracles import pytrec_per_query
+from oracles import float_only_ties, pytrec_per_query, read_trec_eval_output
 
 from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
@@ -170,6 +176,142 @@ def test_a_zero_cutoff_stops_eval_before_anything_is_built(tmp_path):
         with pytest.raises(RankhouseError, match="P@0.*at least 1"):
             evaluate(wh, qrels, [run], ["P@0"])
         assert wh.sql("SELECT count(*) FROM meta.model_runs")[0][0] == 0
+
+
+# 3. ir_measures' parameterised names ================================================================
+
+
+def test_parameterised_names():
+    assert labels("P(rel=2)@10", "R(rel=2)@100", "AP(rel=2)", "RR(rel=2)@10", "Success(rel=3)@5") == [
+        ("P(rel=2)@10", "P(rel=2)@10"), ("R(rel=2)@100", "R(rel=2)@100"), ("AP(rel=2)", "AP(rel=2)"),
+        ("RR(rel=2)@10", "RR(rel=2)@10"), ("Success(rel=3)@5", "Success(rel=3)@5"),
+    ]  # fmt: skip
+    measure = parse_measures(["P(rel=2)@10"])[0]
+    assert (measure.family, measure.rel, measure.cutoff) == ("P", 2, 10.0)
+    assert parse_measures(["AP"])[0].rel is None
+    # the exponential-gain nDCG has one canonical name, however it is written
+    exp = {m.canonical for m in parse_measures(["nDCG(dcg=exp-log2)@5", "nDCG(dcg='exp-log2')@5", "nDCG_exp@5"])}
+    assert exp == {"nDCG_exp@5"}
+    assert labels("nDCG(dcg=log2)@10", "nDCG(dcg=exp-log2)") == [
+        ("nDCG(dcg=log2)@10", "nDCG@10"), ("nDCG(dcg=exp-log2)", "nDCG_exp"),
+    ]  # fmt: skip
+    assert labels("Judged@10", "Judged", "ERR@20", "ERR") == [
+        ("Judged@10", "Judged@10"), ("Judged", "Judged"), ("ERR@20", "ERR@20"), ("ERR", "ERR"),
+    ]  # fmt: skip
+    # a comma inside the parentheses does not split the option
+    assert [m.canonical for m in parse_measures(["P(rel=2)@5,nDCG(dcg=exp-log2)@10"])] == ["P(rel=2)@5", "nDCG_exp@10"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("P(rel=x)@10", "rel"), ("P(rel=2.5)@10", "rel"), ("P(foo=2)@10", "foo"), ("nDCG(dcg=exp)@10", "dcg"),
+        ("Bpref(rel=2)", "rel"), ("nDCG(rel=2)@10", "rel"), ("P(rel=2)", "cutoff"), ("P(rel=2@10", "unknown"),
+        ("ERR@0", "at least 1"), ("Judged@2.5", "whole number"), ("P(rel=2,rel=3)@5", "twice"),
+    ],
+)  # fmt: skip
+def test_bad_parameterised_names(name, message):
+    with pytest.raises(RankhouseError, match=message):
+        parse_measures([name])
+
+
+def test_parameterised_measures_by_hand(tmp_path):
+    """One query, graded 2, 1, 0 and one unjudged document, ranked b (1), a (2), c (0), x (unjudged).
+    By ir_measures' definitions: P(rel=2)@10 = 1/10; R(rel=2)@100 = 1; AP(rel=2) = 1/2 (a at rank 2);
+    RR(rel=2) = 1/2; nDCG(dcg=exp-log2)@10 = (1 + 3/log2 3) / (3 + 1/log2 3) = 0.796708; Judged@10 =
+    3/4 (ir_measures divides by the documents retrieved when fewer than k), Judged@2 = 1; ERR@10, with
+    R(g) = (2^g - 1) / 2^4: 1/16 + (15/16)(3/16)/2 = 0.150390625."""
+    qrels = write(tmp_path / "qrels", ["1 0 a 2", "1 0 b 1", "1 0 c 0"])
+    run = write(tmp_path / "run", ["1 Q0 b 1 0.5 t", "1 Q0 a 2 0.3 t", "1 Q0 c 3 0.1 t", "1 Q0 x 4 0.05 t"])
+    expected = {
+        "P(rel=2)@10": 0.1, "R(rel=2)@100": 1.0, "AP(rel=2)": 0.5, "RR(rel=2)": 0.5,
+        "nDCG(dcg=exp-log2)@10": (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)), "Judged@10": 0.75,
+        "Judged@2": 1.0, "ERR@10": 0.150390625, "ERR@1": 1 / 16, "ERR": 0.150390625,
+    }  # fmt: skip
+    ours = per_query(qrels, run, list(expected))["1"]
+    assert ours == pytest.approx(expected, abs=1e-12)
+    assert expected["nDCG(dcg=exp-log2)@10"] == pytest.approx(0.796708, abs=1e-6)
+    parsed = {name: ir_measures.parse_measure(name.replace("exp-log2", "'exp-log2'")) for name in expected}
+    theirs = ir_measures.calc_aggregate([m for n, m in parsed.items() if n != "ERR"], read_qrels(qrels), read_run(run))
+    for name, measure in parsed.items():
+        if name != "ERR":  # ir_measures has ERR only with a cutoff (gdeval)
+            assert ours[name] == pytest.approx(theirs[measure], abs=1e-5), name
+
+
+def ir_measures_per_query(names: dict[str, object], qrels_path: Path, run_path: Path) -> dict[str, dict[str, float]]:
+    """{qid: {our name: value}} from ir_measures' default pipeline. gdeval names a query by its id after
+    the last `-` (2024-127266 is 127266), and ir_measures then also gives 0 under the full id of every
+    judged query its provider did not name: the value under the short id is the one computed."""
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    short = {re.sub(r"^.*-", "", q): q for q in qrels}
+    names_of = {str(m): name for name, m in names.items()}
+    values: dict[str, dict[str, float]] = {}
+    renamed: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(list(names.values()), qrels, run):
+        found = values if metric.query_id in qrels else renamed
+        qid = metric.query_id if metric.query_id in qrels else short[metric.query_id]
+        found.setdefault(qid, {})[names_of[str(metric.measure)]] = metric.value
+    for qid, computed in renamed.items():
+        values.setdefault(qid, {}).update(computed)
+    return values
+
+
+def compare_with_ir_measures(names: dict, qrels: Path, run: Path, tolerance: float) -> int:
+    """Every value of ours against ir_measures' (gdeval leaves out a query without a relevant document,
+    where ours is 0). Returns the number of values compared."""
+    assert float_only_ties(run) == 0  # so the precision of ir_measures' providers cannot matter
+    theirs = ir_measures_per_query(names, qrels, run)
+    ours = per_query(qrels, run, list(names), EvalOptions(complete=False))
+    compared = 0
+    for qid, values in ours.items():
+        for name, value in values.items():
+            if name in theirs.get(qid, {}):
+                assert value == pytest.approx(theirs[qid][name], abs=tolerance), f"{name} on {qid}"
+                compared += 1
+            else:
+                assert value == 0, f"{name} on {qid}: ir_measures gives none"
+    # a judged query the run did not answer: ir_measures gives it 0, ours (without complete) leaves it out
+    assert all(v == 0 for q in set(theirs) - set(ours) for v in theirs[q].values())
+    return compared
+
+
+def test_rel_parameter_matches_ir_measures_and_trec_eval_l2():
+    """P, R, AP, RR and Success with rel=2 on qrels.rel_level (grades -1 to 4): ir_measures (pytrec_eval
+    for these) and trec_eval 10's own -l2 output (out.test.aql) per query."""
+    names = {
+        "P(rel=2)@10": ir_measures.P(rel=2) @ 10, "R(rel=2)@100": ir_measures.R(rel=2) @ 100,
+        "AP(rel=2)": ir_measures.AP(rel=2), "RR(rel=2)": ir_measures.RR(rel=2),
+        "Success(rel=2)@10": ir_measures.Success(rel=2) @ 10, "P(rel=3)@5": ir_measures.P(rel=3) @ 5,
+    }  # fmt: skip
+    assert compare_with_ir_measures(names, TREC / "qrels.rel_level", TREC / "results.test", 1e-9) == 18
+    trec_eval = read_trec_eval_output(TREC / "expected" / "out.test.aql")
+    ours = per_query(TREC / "qrels.rel_level", TREC / "results.test", list(names))
+    as_trec = {"P(rel=2)@10": "P_10", "R(rel=2)@100": "recall_100", "AP(rel=2)": "map", "RR(rel=2)": "recip_rank",
+               "Success(rel=2)@10": "success_10"}  # fmt: skip
+    for qid, values in ours.items():
+        for name, label in as_trec.items():
+            assert f"{values[name]:.4f}" == trec_eval[(label, qid)], f"{name} on {qid}"
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "compared"),
+    [("qrels.rel_level", "results.test", 12), ("qrels.comment.test", "results.comment.test", 124)],
+)
+def test_exponential_ndcg_and_err_match_ir_measures(qrels, run, compared):
+    """nDCG(dcg=exp-log2)@k and ERR@k against ir_measures, which computes both with gdeval (printed to 5
+    decimals; ERR's gain (2^g - 1) / 2^4 for grades 0 to 4)."""
+    names = {
+        "nDCG(dcg=exp-log2)@10": ir_measures.nDCG(dcg="exp-log2") @ 10,
+        "nDCG(dcg=exp-log2)@20": ir_measures.nDCG(dcg="exp-log2") @ 20,
+        "ERR@10": ir_measures.ERR @ 10, "ERR@20": ir_measures.ERR @ 20,
+    }  # fmt: skip
+    assert compare_with_ir_measures(names, TREC / qrels, TREC / run, 5e-6 + 1e-12) == compared
+
+
+@pytest.mark.parametrize(("run", "compared"), [("results.test", 9), ("results.trunc", 6)])
+def test_judged_matches_ir_measures(run, compared):
+    names = {"Judged@10": ir_measures.Judged @ 10, "Judged@100": ir_measures.Judged @ 100, "Judged": ir_measures.Judged}
+    assert compare_with_ir_measures(names, TREC / "qrels.test", TREC / run, 1e-12) == compared
 
 
 # 4. trec_eval's test directory ======================================================================
