@@ -61,18 +61,26 @@ class EvalOptions:
 
     `depth` is -M, the documents evaluated per query; 0 (the default) evaluates every retrieved document.
     (trec_eval's own -M 0 evaluates none, so the command line takes -M 1 and up only: cli/evaluate.py.)
+    `score_precision` is how scores compare when a run is ranked: "double" as trec_eval 10.0, "float"
+    (32-bit) as trec_eval 9 and pytrec_eval (`--float-scores`).
     """
 
     relevance_level: int = 1  # -l
     complete: bool = True  # -c
     depth: int = 0  # -M; 0 = every retrieved document
     judged_only: bool = False  # -J
+    score_precision: str = "double"  # --float-scores: "float"
 
     def __post_init__(self) -> None:
-        """Refuse a depth that is not a whole number of at least 0."""
+        """Refuse a depth that is not a whole number of at least 0, and an unknown score precision."""
         if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
             raise RankhouseError(
                 f"depth must be a whole number of at least 0 (0: every retrieved document), not {self.depth!r}"
+            )
+        if self.score_precision not in ("double", "float"):
+            raise RankhouseError(
+                'score_precision is "double" (trec_eval 10) or "float" (trec_eval 9 and pytrec_eval), '
+                f"not {self.score_precision!r}"
             )
 
     def parameters(self) -> dict:
@@ -81,6 +89,7 @@ class EvalOptions:
             "complete": self.complete,
             "depth": self.depth,
             "judged_only": self.judged_only,
+            "score_precision": self.score_precision,
         }
 
 

@@ -1,9 +1,11 @@
 """The measure registry: one name per measure, its aliases, and how it is aggregated over queries.
 
 Every ranked-list measure of every study is one of the families below, computed by one model each in
-models/metrics/ (`measure_<family>.sql`). A measure is named `Family` or `Family@cutoff` (canonical, as
-the SQL models know it); users may type ir_measures names (`nDCG@10`), trec_eval names (`ndcg_cut.10`)
-or the aliases the seeds use (`Top-1` is P@1, `Hit@5` is Success@5, `MRR` is RR). A protocol may also
+models/metrics/ (`measure_<family>.sql`). A measure is named `Family`, `Family@cutoff` or, with its own
+relevance level, `Family(rel=2)@cutoff` (canonical, as the SQL models know it); users may type
+ir_measures names (`nDCG@10`, `P(rel=2)@10`, `nDCG(dcg=exp-log2)@10`, which is nDCG_exp@10), trec_eval
+names (`ndcg_cut.10`) or the aliases the seeds use (`Top-1` is P@1, `Hit@5` is Success@5, `MRR` is RR).
+A protocol may also
 give a measure its own label: `"nDCG_exp@5 as nDCG@5"` computes nDCG with exponential gain at 5 and
 reports it as nDCG@5.
 
@@ -48,8 +50,14 @@ FAMILIES = {
         Family("NumRel", "none", "sum", "relevant documents in the judgments"),
         Family("NumRelRet", "none", "sum", "relevant documents retrieved"),
         Family("NumQ", "none", "sum", "queries evaluated (1 per query, summed)"),
+        Family("ERR", "optional", "mean", "expected reciprocal rank, graded (Chapelle et al. 2009; ERR@k)"),
+        Family("Judged", "optional", "mean", "share of the first k retrieved documents that are judged"),
     )
 }
+# Families that take ir_measures' `rel` (the lowest grade counted relevant, for this measure alone).
+REL_FAMILIES = {"P", "R", "AP", "RR", "Success"}
+# ir_measures' nDCG(dcg=...): the DCG formulation -> the family computing it
+DCG_FAMILIES = {"log2": "nDCG", "exp-log2": "nDCG_exp"}
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "NumQ"}
 SUMMARY_ONLY = {"GMAP", "NumQ", "runid"}  # printed in the `all` rows only, as trec_eval does
 RUNID = "runid"
@@ -72,8 +80,10 @@ TREC_OFFICIAL = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 ]  # fmt: skip
-IR_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:@(?P<cutoff>\d+(?:\.\d+)?|\.\d+))?$")
+DOUBLE_CUTOFFS = {"iprec_at_recall"}  # trec_eval reads these with atof, every other cutoff with atol
+IR_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>.+))?$")
 TREC_MEASURE = re.compile(r"^(?P<family>[A-Za-z_]+)(?:\.(?P<params>.+))?$")
+RECALL_LEVEL = re.compile(r"\d+(?:\.\d+)?|\.\d+")  # IPrec@r
 LABELLED = re.compile(r"^(?P<measure>\S+)\s+as\s+(?P<label>\S+)$")
 
 
@@ -86,7 +96,13 @@ class Measure:
 
     @property
     def family(self) -> str:
-        return self.canonical.split("@", 1)[0]
+        return re.match(r"[^(@]*", self.canonical).group()
+
+    @property
+    def rel(self) -> int | None:
+        """The measure's own lowest relevant grade (P(rel=2)@10 -> 2); None: the evaluation's (-l)."""
+        found = re.search(r"\(rel=(-?\d+)\)", self.canonical)
+        return int(found.group(1)) if found else None
 
     @property
     def cutoff(self) -> float | None:
@@ -113,12 +129,71 @@ def _trec_label(name: str, family: str, cutoff: str | None) -> str:
     return f"{name}_{cutoff}"
 
 
-def _from_trec(name: str, params: str | None) -> list[Measure]:
+def _ir_cutoff(text: str, cutoff: str) -> str:
+    """An ir_measures cutoff (`P@10`): a whole number of documents, at least 1."""
+    if not re.fullmatch(r"[+-]?\d+", cutoff):
+        raise RankhouseError(f"measure {text!r}: a cutoff is a whole number of documents (e.g. P@10), not {cutoff!r}")
+    if int(cutoff) < 1:
+        raise RankhouseError(f"measure {text!r}: a cutoff must be at least 1, not {cutoff}")
+    return str(int(cutoff))
+
+
+def _ir_parameters(text: str, family: str, params: str) -> tuple[str, int | None]:
+    """ir_measures' parameters (`P(rel=2)`, `nDCG(dcg=exp-log2)`) -> (family, rel): `dcg` picks the
+    nDCG family, `rel` is a whole grade; anything else is refused."""
+    given: dict[str, str] = {}
+    for item in params.split(","):
+        key, equals, value = (part.strip() for part in item.partition("="))
+        if not key or not equals or not value:
+            raise RankhouseError(f"measure {text!r}: parameters are written key=value, e.g. P(rel=2)@10")
+        if key in given:
+            raise RankhouseError(f"measure {text!r}: parameter {key} is given twice")
+        given[key] = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+    rel = None
+    takes = "rel" if family in REL_FAMILIES else "dcg" if family == "nDCG" else None
+    for key, value in given.items():
+        if key != takes:
+            also = f" (it takes {takes})" if takes else ""
+            raise RankhouseError(f"measure {text!r}: {family} takes no parameter {key!r}{also}")
+        if key == "rel":
+            if not re.fullmatch(r"[+-]?\d+", value):
+                raise RankhouseError(f"measure {text!r}: rel is a whole grade (e.g. rel=2), not {value!r}")
+            rel = int(value)
+        elif value not in DCG_FAMILIES:
+            raise RankhouseError(f"measure {text!r}: dcg is {' or '.join(DCG_FAMILIES)}, not {value!r}")
+        else:
+            family = DCG_FAMILIES[value]
+    return family, rel
+
+
+def _trec_cutoffs(text: str, name: str, params: str) -> list[str]:
+    """A trec_eval parameter list (`P.5,10`) as trec_eval reads it: each cutoff with atol (`2.6` is 2),
+    or with atof for iprec_at_recall; sorted increasing; duplicates, and long cutoffs below 1, refused."""
+    values: list[float] = []
+    for part in (p.strip() for p in params.split(",") if p.strip()):
+        if not re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", part):
+            raise RankhouseError(f"measure {text!r}: cutoff {part!r} is not a number")
+        if name in DOUBLE_CUTOFFS:
+            values.append(float(part))
+        else:
+            value = int(float(part)) if "." in part else int(part)  # atol: the digits before the point
+            if value < 1:
+                read = f" (trec_eval reads {part!r} as {value})" if "." in part else ""
+                raise RankhouseError(f"measure {text!r}: a cutoff must be at least 1, not {part}{read}")
+            values.append(value)
+    if len(set(values)) < len(values):
+        raise RankhouseError(f"measure {text!r}: duplicate cutoffs (trec_eval reads a cutoff's whole part only)")
+    if name in DOUBLE_CUTOFFS:
+        written = dict(zip(values, (p.strip() for p in params.split(",") if p.strip())))
+        return [_number(written[v]) for v in sorted(values)]
+    return [str(int(v)) for v in sorted(values)]
+
+
+def _from_trec(text: str, name: str, params: str | None) -> list[Measure]:
     family, defaults = TREC_NAMES[name]
     if params is not None and defaults is None:
         raise RankhouseError(f"measure {name} takes no parameters")
-    params = params or defaults
-    cutoffs = [_number(p) for p in params.split(",") if p] if params else [None]
+    cutoffs: list[str | None] = _trec_cutoffs(text, name, params or defaults) if (params or defaults) else [None]
     measures = []
     for cutoff in cutoffs:
         canonical = family if cutoff is None else f"{family}@{cutoff}"
@@ -162,19 +237,27 @@ def parse_measure(text: str) -> list[Measure]:
     ir = IR_MEASURE.match(text)
     trec = TREC_MEASURE.match(text)
     if ir and ir.group("family") in FAMILIES:
-        family, cutoff = ir.group("family"), ir.group("cutoff")
+        family, cutoff, params = ir.group("family"), ir.group("cutoff"), ir.group("params")
+        family, rel = _ir_parameters(text, family, params) if params is not None else (family, None)
         needs = FAMILIES[family].cutoff
         if needs == "none" and cutoff is not None:
             raise RankhouseError(f"measure {family} takes no cutoff")
+        if cutoff is not None and family == "IPrec":
+            if not RECALL_LEVEL.fullmatch(cutoff):
+                raise RankhouseError(f"measure {text!r}: IPrec@r takes a recall level r (e.g. IPrec@0.5)")
+            cutoff = _number(cutoff)
+        elif cutoff is not None:
+            cutoff = _ir_cutoff(text, cutoff)
         if needs != "required" or cutoff is not None:
-            canonical = family if cutoff is None else f"{family}@{_number(cutoff)}"
-            return [Measure(text, canonical)]
+            canonical = family if rel is None else f"{family}(rel={rel})"
+            return [Measure(text, canonical if cutoff is None else f"{canonical}@{cutoff}")]
         if text not in TREC_NAMES:  # `P` alone is trec_eval's P at its default depths
             raise RankhouseError(f"measure {text} needs a cutoff, e.g. {family}@10")
     if trec and trec.group("family") in TREC_NAMES:
-        return _from_trec(trec.group("family"), trec.group("params"))
+        return _from_trec(text, trec.group("family"), trec.group("params"))
     known = ", ".join(sorted(FAMILIES)) + "; trec_eval: " + ", ".join(sorted(TREC_NAMES))
     known += "; aliases: " + ", ".join([*ALIASES, *(f"{a}@k" for a in FAMILY_ALIASES)])
+    known += "; parameters: P(rel=2)@10 (also R, AP, RR, Success), nDCG(dcg=exp-log2)@10"
     raise RankhouseError(f"unknown measure {text!r}; {_did_you_mean(text) or 'known: ' + known}")
 
 
@@ -186,7 +269,7 @@ def parse_measures(specs: list[str] | None) -> list[Measure]:
     """
     items: list[str] = []
     for spec in specs or ["official"]:
-        for part in (p.strip() for p in spec.split(",")):
+        for part in (p.strip() for p in re.split(r",(?![^()]*\))", spec)):  # not a comma inside (...)
             if not part:
                 continue
             if re.fullmatch(r"\d+(\.\d+)?|\.\d+", part) and items and "." in items[-1] and "@" not in items[-1]:
@@ -205,10 +288,11 @@ def parse_measures(specs: list[str] | None) -> list[Measure]:
 
 def measure_values(names: object) -> str:
     """The rows of models/metrics/measure_requests.sql for the requested measure names: `(position, label,
-    canonical, family, cutoff, aggregate)` SQL tuples (a jinja2 filter; the names are validated here).
+    canonical, family, cutoff, rel, aggregate)` SQL tuples (a jinja2 filter; the names are validated here).
 
-    >>> measure_values(["Top-1"])
-    "(1, 'Top-1', 'P@1', 'P', CAST(1.0 AS DOUBLE), 'mean')"
+    >>> print(measure_values(["Top-1", "AP(rel=2)"]))
+    (1, 'Top-1', 'P@1', 'P', CAST(1.0 AS DOUBLE), CAST(NULL AS INTEGER), 'mean'),
+            (2, 'AP(rel=2)', 'AP(rel=2)', 'AP', CAST(NULL AS DOUBLE), CAST(2 AS INTEGER), 'mean')
     """
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         raise RankhouseError(f"parameter measures must be a list of measure names, not {names!r}")
@@ -218,8 +302,9 @@ def measure_values(names: object) -> str:
     rows = []
     for position, m in enumerate(measures, start=1):
         cutoff = "CAST(NULL AS DOUBLE)" if m.cutoff is None else f"CAST({m.cutoff!r} AS DOUBLE)"
+        rel = f"CAST({'NULL' if m.rel is None else m.rel} AS INTEGER)"
         quoted = [f"'{v}'" for v in (m.label.replace("'", "''"), m.canonical, m.family)]
-        rows.append(f"({position}, {', '.join(quoted)}, {cutoff}, '{m.aggregate}')")
+        rows.append(f"({position}, {', '.join(quoted)}, {cutoff}, {rel}, '{m.aggregate}')")
     return ",\n        ".join(rows)
 
 

@@ -1,8 +1,13 @@
-"""Expected values from the oracles: pytrec_eval (trec_eval 9.0.8), ir_measures and trec_eval 10 outputs."""
+"""Expected values from the oracles: pytrec_eval (trec_eval 9.0.8), ir_measures and trec_eval 10 outputs.
+
+pytrec_eval, as trec_eval 9, compares scores as 32-bit floats: compare it with rankhouse evaluated with
+`EvalOptions(score_precision="float")`. trec_eval 10.0 (rankhouse's default), ranx and ir_measures' own
+Python providers compare doubles."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +69,26 @@ def trec_order_truncate(run: dict[str, dict[str, float]], depth: int) -> dict[st
         ranked = sorted(docs.items(), key=lambda d: (np.float32(d[1]), d[0].encode()), reverse=True)
         cut[qid] = dict(ranked[:depth])
     return cut
+
+
+def float_only_ties(run_path: Path) -> int:
+    """Pairs of a query's scores in a run file that are equal as 32-bit floats but not as doubles: where
+    trec_eval 9's order (pytrec_eval's) and trec_eval 10's differ."""
+    found = 0
+    for line_docs in _run_scores(run_path).values():
+        as_float = Counter(np.float32(s) for s in line_docs)
+        as_double = Counter(line_docs)
+        found += sum(n - 1 for n in as_float.values()) - sum(n - 1 for n in as_double.values())
+    return found
+
+
+def _run_scores(path: Path) -> dict[str, list[float]]:
+    scores: dict[str, list[float]] = {}
+    for line in Path(path).read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            fields = line.split()
+            scores.setdefault(fields[0], []).append(float(fields[4]))
+    return scores
 
 
 def read_trec_eval_output(path: Path) -> dict[tuple[str, str], str]:

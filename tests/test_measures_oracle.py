@@ -1,4 +1,8 @@
-"""Every measure, per query, against pytrec_eval (computed now) and trec_eval 10's own test outputs."""
+"""Every measure, per query, against pytrec_eval (computed now) and trec_eval 10's own test outputs.
+
+pytrec_eval embeds trec_eval 9.0.8, which compares scores as 32-bit floats: every comparison with it
+evaluates with score_precision = "float" (FLOAT_ORDER); trec_eval 10's outputs are compared with the
+default, double order."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import pytest
 from conftest import TREC, read_qrels, read_run
 from oracles import (
     EVERY_MEASURE,
+    float_only_ties,
     pytrec_per_query,
     rankhouse_per_query,
     read_trec_eval_output,
@@ -18,6 +23,8 @@ from rankhouse.measures import parse_measures
 from rankhouse.warehouse import Warehouse
 
 TOLERANCE = 1e-6
+FLOAT = "float"  # pytrec_eval's (trec_eval 9's) score precision
+FLOAT_ORDER = EvalOptions(score_precision=FLOAT)
 
 
 def assert_close(ours: dict, expected: dict, measures: list[str]) -> None:
@@ -28,13 +35,13 @@ def assert_close(ours: dict, expected: dict, measures: list[str]) -> None:
 
 
 def test_every_measure_matches_pytrec_eval():
-    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.test", EVERY_MEASURE)
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.test", EVERY_MEASURE, FLOAT_ORDER)
     expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.test"), EVERY_MEASURE)
     assert_close(ours, expected, EVERY_MEASURE)
 
 
 def test_comment_lines_in_qrels_are_skipped():
-    ours = rankhouse_per_query(TREC / "qrels.test.with-comments", TREC / "results.test", EVERY_MEASURE)
+    ours = rankhouse_per_query(TREC / "qrels.test.with-comments", TREC / "results.test", EVERY_MEASURE, FLOAT_ORDER)
     expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.test"), EVERY_MEASURE)
     assert_close(ours, expected, EVERY_MEASURE)
 
@@ -42,7 +49,7 @@ def test_comment_lines_in_qrels_are_skipped():
 def test_complete_scores_a_missing_query_zero():
     """results.trunc lacks query 302: with complete (-c) it is evaluated as an empty ranking."""
     qrels, run = read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc")
-    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE)
+    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, FLOAT_ORDER)
     expected = pytrec_per_query(qrels, run, EVERY_MEASURE)
     assert "302" not in expected and "302" in ours
     expected["302"] = {m: 0.0 for m in EVERY_MEASURE}
@@ -51,14 +58,18 @@ def test_complete_scores_a_missing_query_zero():
 
 
 def test_without_complete_only_answered_queries_count():
-    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(complete=False))
+    ours = rankhouse_per_query(
+        TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(complete=False, score_precision=FLOAT)
+    )
     expected = pytrec_per_query(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc"), EVERY_MEASURE)
     assert_close(ours, expected, EVERY_MEASURE)
 
 
 def test_depth_keeps_the_first_documents_in_trec_eval_order():
     qrels, run = read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc")
-    ours = rankhouse_per_query(TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(depth=100))
+    ours = rankhouse_per_query(
+        TREC / "qrels.test", TREC / "results.trunc", EVERY_MEASURE, EvalOptions(depth=100, score_precision=FLOAT)
+    )
     expected = pytrec_per_query(qrels, trec_order_truncate(run, 100), EVERY_MEASURE)
     expected["302"] = {m: 0.0 for m in EVERY_MEASURE} | {"NumRel": sum(r >= 1 for r in qrels["302"].values())}
     assert_close(ours, expected, EVERY_MEASURE)
@@ -66,7 +77,10 @@ def test_depth_keeps_the_first_documents_in_trec_eval_order():
 
 def test_relevance_level_two():
     ours = rankhouse_per_query(
-        TREC / "qrels.rel_level", TREC / "results.test", EVERY_MEASURE, EvalOptions(relevance_level=2)
+        TREC / "qrels.rel_level",
+        TREC / "results.test",
+        EVERY_MEASURE,
+        EvalOptions(relevance_level=2, score_precision=FLOAT),
     )
     expected = pytrec_per_query(
         read_qrels(TREC / "qrels.rel_level"), read_run(TREC / "results.test"), EVERY_MEASURE, level=2
@@ -76,7 +90,10 @@ def test_relevance_level_two():
 
 def test_judged_only_drops_unjudged_documents():
     ours = rankhouse_per_query(
-        TREC / "qrels.rel_level", TREC / "results.test", EVERY_MEASURE, EvalOptions(judged_only=True)
+        TREC / "qrels.rel_level",
+        TREC / "results.test",
+        EVERY_MEASURE,
+        EvalOptions(judged_only=True, score_precision=FLOAT),
     )
     expected = pytrec_per_query(
         read_qrels(TREC / "qrels.rel_level"), read_run(TREC / "results.test"), EVERY_MEASURE, judged_only=True
@@ -85,7 +102,7 @@ def test_judged_only_drops_unjudged_documents():
 
 
 def test_graded_segments_with_hashes_in_docnos():
-    ours = rankhouse_per_query(TREC / "qrels.comment.test", TREC / "results.comment.test", EVERY_MEASURE)
+    ours = rankhouse_per_query(TREC / "qrels.comment.test", TREC / "results.comment.test", EVERY_MEASURE, FLOAT_ORDER)
     expected = pytrec_per_query(
         read_qrels(TREC / "qrels.comment.test"), read_run(TREC / "results.comment.test"), EVERY_MEASURE
     )
@@ -103,7 +120,10 @@ def _ir_measures_per_query(measures, qrels_path, run_path) -> dict:
 
 
 def test_cutoff_rr_and_exponential_ndcg_match_ir_measures():
-    """RR@k and nDCG_exp (gain 2^grade - 1), which trec_eval lacks, against ir_measures."""
+    """RR@k and nDCG_exp (gain 2^grade - 1), which trec_eval lacks, against ir_measures (which computes
+    nDCG with gains through pytrec_eval, in float order, and RR@k in Python, in double order: the run has
+    no scores that tie as floats only, so the default order is either's)."""
+    assert float_only_ties(TREC / "results.comment.test") == 0
     grades = {rel for docs in read_qrels(TREC / "qrels.comment.test").values() for rel in docs.values()}
     gains = {g: 2**g - 1 for g in grades if g >= 0}
     oracle = {

@@ -1,5 +1,6 @@
 """Random runs and qrels (ties, negative grades, empty queries, queries without relevant documents)
-against pytrec_eval."""
+against pytrec_eval, which (as trec_eval 9) compares scores as 32-bit floats: rankhouse evaluates with
+score_precision = "float" here (trec_eval 10's double order is tested in test_trec_eval_parity.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_random_runs_match_pytrec_eval(qrels, run, level, judged_only):
         run_path = write(
             Path(tmp) / "run", [f"{q} Q0 {d} 1 {s!r} tag" for q, docs in run.items() for d, s in docs.items()]
         )
-        options = EvalOptions(relevance_level=level, judged_only=judged_only, complete=False)
+        options = EvalOptions(relevance_level=level, judged_only=judged_only, complete=False, score_precision="float")
         with Warehouse(":memory:") as wh:
             result = evaluate(wh, qrels_path, [run_path], MEASURES, options)
     ours = result.per_query[result.runs[0]]

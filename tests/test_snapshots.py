@@ -23,7 +23,9 @@ from rankhouse.warehouse.runner import Runner
 GOLDEN = Path(__file__).parent / "golden"
 TINY = FIXTURES / "tiny"
 METRICS = ["AP", "AP@2", "GMAP", "nDCG", "nDCG@3", "nDCG_exp@3", "P@2", "R@2", "RR", "RR@1", "Rprec",
-           "Success@1", "Bpref", "NumRet", "NumRel", "NumRelRet", "NumQ", "IPrec@0.0", "IPrec@0.5"]  # fmt: skip
+           "Success@1", "Bpref", "NumRet", "NumRel", "NumRelRet", "NumQ", "IPrec@0.0", "IPrec@0.5",
+           "P(rel=2)@2", "R(rel=2)@2", "AP(rel=2)", "RR(rel=3)", "Success(rel=2)@1", "ERR@3", "ERR", "Judged@2",
+           "Judged"]  # fmt: skip
 
 
 def build_metrics(wh: Warehouse) -> None:

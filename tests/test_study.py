@@ -185,7 +185,9 @@ def test_a_prepare_stage_cannot_select_evaluate_models(env):
 
 def tamper_model(root: Path, protocol: Path) -> str:
     path = root / "models" / "staging" / "run_ranking.sql"
-    path.write_text(path.read_text().replace("{{ trec_order('score', 'docno') }}", "score DESC, docno ASC"))
+    call = "{{ trec_order('score', 'docno', score_precision) }}"
+    assert call in path.read_text()
+    path.write_text(path.read_text().replace(call, "score DESC, docno ASC"))
     return "model run_ranking changed"
 
 

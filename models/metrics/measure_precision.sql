@@ -1,16 +1,17 @@
 -- name: measure_precision
--- version: 2
+-- version: 3
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
 -- description: P@k (trec_eval P.k): relevant documents among the first k, divided by k even when
---   fewer than k were retrieved.
+--   fewer than k were retrieved. P(rel=g)@k counts grades >= g as relevant instead of the
+--   relevance level's (judged_ranking.relevant).
 SELECT
     e.study,
     e.system,
     e.query,
     m.measure,
-    count(*) FILTER (WHERE j.relevant) / m.cutoff AS value
+    count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) / m.cutoff AS value
 FROM models.evaluated_queries AS e
 JOIN models.measure_requests AS m ON m.family = 'P'
 LEFT JOIN models.judged_ranking AS j

@@ -1,5 +1,5 @@
 -- name: query_measures
--- version: 2
+-- version: 3
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, aggregate); unique_grain; at_least_one_row
@@ -22,6 +22,8 @@ WITH ranked_list_measures AS (
     UNION ALL SELECT * FROM models.measure_bpref
     UNION ALL SELECT * FROM models.measure_ndcg
     UNION ALL SELECT * FROM models.measure_iprec
+    UNION ALL SELECT * FROM models.measure_err
+    UNION ALL SELECT * FROM models.measure_judged
     UNION ALL SELECT * FROM models.measure_queries
 )
 

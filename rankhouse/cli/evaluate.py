@@ -66,6 +66,14 @@ def eval_command(
     judged_only: Annotated[
         bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J).")
     ] = False,
+    float_scores: Annotated[
+        bool,
+        typer.Option(
+            "--float-scores",
+            help="Compare scores as 32-bit floats, as trec_eval 9 and pytrec_eval do (scores equal in float32 "
+            "tie, the larger docno first). Default: as doubles, as trec_eval 10.0 does.",
+        ),
+    ] = False,
     output_format: Annotated[
         str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)} (defined above).")
     ] = "text",
@@ -112,7 +120,10 @@ def eval_command(
     choose(output_format, FORMATS, "--format")
     digits = places_option(places)
     check_output(output_format, per_query, digits)  # before anything is loaded
-    options = EvalOptions(relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only)
+    options = EvalOptions(
+        relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only,
+        score_precision="float" if float_scores else "double",
+    )  # fmt: skip
 
     def on_load(result: LoadResult) -> None:
         if verbose or result.status == "replaced":  # a replaced run is reported even without -v
