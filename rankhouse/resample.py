@@ -29,30 +29,36 @@ def bootstrap_draws(units: int, replicates: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, units, size=(replicates, units), dtype=np.int32)
 
 
+def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray, columns: pa.Table,
+           loader: str) -> LoadResult:  # fmt: skip
+    """Make (or keep, if identical) the seeded plan `plan` in `table` (columns after `plan`: `columns`),
+    in one transaction; its SHA-256 over the spec and the drawn values goes to meta.sources, so that
+    every model reading the plan is fingerprinted with it."""
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + values.tobytes()).hexdigest()
+    source = "generated: " + json.dumps(spec, sort_keys=True)
+    if loaded_sha(wh, "meta.sources", table, plan) == digest:
+        return LoadResult(table, plan, source, digest, 0, "unchanged")
+    wh.con.register("rh_plan", columns)
+    try:
+        with wh.transaction():
+            wh.sql(f"DELETE FROM {table} WHERE plan = ?", [plan])
+            wh.sql(f"INSERT INTO {table} SELECT ?, {', '.join(columns.column_names)} FROM rh_plan", [plan])
+            record_source(wh, "meta.sources", table, plan, source, digest, values.size, loader)
+    finally:
+        wh.con.unregister("rh_plan")
+    return LoadResult(table, plan, source, digest, values.size, "loaded")
+
+
 def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
     """Make (or keep, if identical) the plan `plan` in raw.resample_plans; one transaction."""
     draws = bootstrap_draws(units, replicates, seed)
     spec = {"kind": "bootstrap", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + draws.tobytes()).hexdigest()
-    source = "generated: " + json.dumps(spec, sort_keys=True)
-    if loaded_sha(wh, "meta.sources", "raw.resample_plans", plan) == digest:
-        return LoadResult("raw.resample_plans", plan, source, digest, 0, "unchanged")
-    table = pa.table({
+    columns = pa.table({
         "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
         "draw": np.tile(np.arange(units, dtype=np.int32), replicates),
         "item": draws.ravel(),
     })  # fmt: skip
-    wh.con.register("rh_plan", table)
-    try:
-        with wh.transaction():
-            wh.sql("DELETE FROM raw.resample_plans WHERE plan = ?", [plan])
-            wh.sql("INSERT INTO raw.resample_plans SELECT ?, replicate, draw, item FROM rh_plan", [plan])
-            record_source(
-                wh, "meta.sources", "raw.resample_plans", plan, source, digest, draws.size, "resample.bootstrap"
-            )
-    finally:
-        wh.con.unregister("rh_plan")
-    return LoadResult("raw.resample_plans", plan, source, digest, draws.size, "loaded")
+    return _store(wh, "raw.resample_plans", plan, spec, draws, columns, "resample.bootstrap")
 
 
 def sign_flips(units: int, replicates: int, seed: int) -> np.ndarray:
@@ -74,26 +80,12 @@ def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int
     """
     signs = sign_flips(units, replicates, seed)
     spec = {"kind": "sign_flip", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + signs.tobytes()).hexdigest()
-    source = "generated: " + json.dumps(spec, sort_keys=True)
-    if loaded_sha(wh, "meta.sources", "raw.permutation_plans", plan) == digest:
-        return LoadResult("raw.permutation_plans", plan, source, digest, 0, "unchanged")
-    table = pa.table({
+    columns = pa.table({
         "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
         "item": np.tile(np.arange(units, dtype=np.int32), replicates),
         "sign": signs.ravel(),
     })  # fmt: skip
-    wh.con.register("rh_signs", table)
-    try:
-        with wh.transaction():
-            wh.sql("DELETE FROM raw.permutation_plans WHERE plan = ?", [plan])
-            wh.sql("INSERT INTO raw.permutation_plans SELECT ?, replicate, item, sign FROM rh_signs", [plan])
-            record_source(
-                wh, "meta.sources", "raw.permutation_plans", plan, source, digest, signs.size, "resample.sign_flip"
-            )
-    finally:
-        wh.con.unregister("rh_signs")
-    return LoadResult("raw.permutation_plans", plan, source, digest, signs.size, "loaded")
+    return _store(wh, "raw.permutation_plans", plan, spec, signs, columns, "resample.sign_flip")
 
 
 def panel_draws(documents: int, size: int, seed: int) -> np.ndarray:
