@@ -4,6 +4,8 @@ checked against their declared types before anything is opened or built (issue 1
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -34,10 +36,26 @@ def error_line(done: subprocess.CompletedProcess, status: int = 2) -> str:
     return errors[0]
 
 
+def rankhouse_in_process(*args: object) -> subprocess.CompletedProcess:
+    """`run`, the function `python -m rankhouse` calls, in this process (no interpreter start: the
+    parametrized cases over every command would spend minutes importing), its output captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run([str(a) for a in args])
+    return subprocess.CompletedProcess(["rankhouse", *map(str, args)], status, out.getvalue(), err.getvalue())
+
+
 def usage_error(*args: object) -> tuple[str, subprocess.CompletedProcess]:
-    done = rankhouse_cli(*args)
+    done = rankhouse_in_process(*args)
     line = error_line(done)
     return line, done
+
+
+def test_in_process_and_subprocess_usage_errors_agree():
+    """The in-process runner above prints what the real process prints."""
+    for args in (("eval", "--no-such-option"), ("load", "run"), ("nope",)):
+        real, here = rankhouse_cli(*args), rankhouse_in_process(*args)
+        assert (real.returncode, real.stdout, real.stderr) == (here.returncode, here.stdout, here.stderr)
 
 
 def _commands(group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:

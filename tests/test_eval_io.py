@@ -3,6 +3,7 @@ duplicate names refused), .gz and standard input, unreadable inputs, the output 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -16,12 +17,22 @@ from pathlib import Path
 from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
 
+from rankhouse.cli import run
+
 MEASURES = ["AP", "P@10", "nDCG@10"]
 FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
 
 
 def rankhouse(*args: object, cwd: Path | None = None, stdin: str | bytes | None = None) -> subprocess.CompletedProcess:
-    """The real entry point; `stdin` (text or bytes) is piped in, else standard input is empty."""
+    """The entry point: `python -m rankhouse` when standard input or the directory matter (`stdin`, text
+    or bytes, is piped in, else standard input is empty), otherwise `run`, the function it calls, in
+    this process (an interpreter start per call would be most of this file's time;
+    test_cli_usage checks that both print the same)."""
+    if cwd is None and stdin is None and "-" not in map(str, args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = run([str(a) for a in args])
+        return subprocess.CompletedProcess(["rankhouse", *map(str, args)], status, out.getvalue(), err.getvalue())
     data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
     done = subprocess.run(
         [sys.executable, "-m", "rankhouse", *map(str, args)], input=data, capture_output=True, cwd=cwd, timeout=300
