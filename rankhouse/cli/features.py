@@ -97,6 +97,10 @@ def extract_command(
         items = [g for g in study.protocol.generated if g.kind in KINDS]
         if not items:
             raise RankhouseError(f"protocol {protocol} has no [generate.*] of kind {' or '.join(KINDS)}")
+        if any(item.options.get("provider") == "http" for item in items):
+            from rankhouse.extraction.http import Endpoint
+
+            Endpoint.from_env()  # its configuration is checked before anything is loaded
         study.load_inputs()
         encoder = _lazy_encoder()
         for item in items:

@@ -6,7 +6,9 @@ only do one HTTP attempt each and hand back its Outcome. The main thread
 - starts an attempt only while fewer than `concurrency` are in flight, at least 1 / `rate` seconds
   after the previous start, and only if the estimated cost so far (every call recorded for the
   extractor, failed attempts included), plus the estimates of the attempts in flight, plus this
-  attempt's estimate stays within the ceiling: a call that could exceed it is not started;
+  attempt's estimate stays within the ceiling: a call that could exceed it is not started. An
+  attempt's estimate is the larger of its prompt's estimate (characters / 4 tokens) with a full
+  answer's (http.completion_estimate) at the prices, and the cost of the dearest call answered so far;
 - records every attempt as it ends (a completed row with its values in one transaction, a failed
   attempt on its own), so that the store is checkpointed after every successful call;
 - retries a failed attempt after an exponential backoff (`backoff` x 2^(k-1) seconds after the k-th
@@ -88,8 +90,10 @@ def run_http(wh: Warehouse, job: Job, tasks: list[Task], endpoint: http.Endpoint
     next_start = clock()
     consecutive = 0
 
+    largest = 0.0  # the cost of the dearest answered call of this run
+
     def estimate(body: dict) -> float:
-        return endpoint.cost(http.prompt_estimate(body), completion)
+        return max(endpoint.cost(http.prompt_estimate(body), completion), largest)
 
     def ready(now: float) -> _Pending | None:
         if retries and retries[0][0] <= now:
@@ -139,6 +143,7 @@ def run_http(wh: Warehouse, job: Job, tasks: list[Task], endpoint: http.Endpoint
                     call = _call(row, outcome, cost, endpoint)
                     if outcome.status == "ok":
                         consecutive = 0
+                        largest = max(largest, cost)
                         _record_ok(wh, job, row.task, outcome.answer, call)
                         report.completed += 1
                         progress.advance(1, spent_before + report.cost)
@@ -179,7 +184,9 @@ def _cost(endpoint: http.Endpoint, outcome: http.Outcome, body: dict) -> float:
 
 
 def _call(row: _Pending, outcome: http.Outcome, cost: float, endpoint: http.Endpoint) -> Call:
-    return Call(row.task.split, row.task.row_index, row.attempt, outcome.model_id or endpoint.model,
+    """The attempt's record; its model id is the response's (for an answer without one, the model asked for)."""
+    model = outcome.model_id or (endpoint.model if outcome.status == "ok" else None)
+    return Call(row.task.split, row.task.row_index, row.attempt, model,
                 outcome.started_at, outcome.latency_seconds, outcome.status, outcome.prompt_tokens,
                 outcome.completion_tokens, cost, outcome.status != "ok", outcome.error)  # fmt: skip
 
