@@ -161,6 +161,17 @@ def test_the_schema_loads_in_file_order_keyed_by_its_sha256(wh):
     assert LOADERS["features.schema"].labels is False
 
 
+def test_a_bom_is_stripped_and_the_key_is_the_files_bytes(wh, tmp_path):
+    path = tmp_path / "bom.schema.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + SCHEMA.read_bytes())
+    LOADERS["features.schema"].load(wh, SCHEMA, "plain")
+    LOADERS["features.schema"].load(wh, path, "bom")
+    rows = {name: wh.sql("SELECT schema_sha256, position, feature, family, question FROM raw.feature_schema "
+                         "WHERE schema = ? ORDER BY position", [name]) for name in ("plain", "bom")}  # fmt: skip
+    assert [r[1:] for r in rows["bom"]] == [r[1:] for r in rows["plain"]]
+    assert {r[0] for r in rows["bom"]} == {hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
 GOOD = SCHEMA.read_text()
 FIRST_FEATURE = GOOD.index("[[feature]]")
 FEATURE_LINE = GOOD[:FIRST_FEATURE].count("\n") + 1  # the line of the first [[feature]]
@@ -276,16 +287,16 @@ def test_receipts_match_the_servers_log(faulted, corpus):
     build(faulted.wh, "+extraction_receipts")
     columns, rows = faulted.wh.columns("SELECT * FROM models.extraction_receipts")
     receipts = {row[1]: dict(zip(columns, row, strict=True)) for row in rows}
-    statuses = {"ok": "ok", 429: "http_429", 500: "http_5xx", 503: "http_5xx", "hang": "timeout"}
+    statuses = {429: "http_429", 500: "http_5xx", 503: "http_5xx"}
+    by_fault = {"malformed": "malformed", "broken": "malformed", "wrong_types": "invalid", "missing": "invalid",
+                "range": "invalid", "slow": "ok", "ok": "ok", "hang": "timeout"}  # fmt: skip
     for split in ("train", "test", "all"):
         texts = {t for (s, _), t in corpus.texts.items() if split in (s, "all")}
         log = [e for e in faulted.log if e["text"] in texts]
         kinds = []
         for entry in log:
             fault = (entry["fault"] or "ok").split(":")[0]
-            kinds.append({"malformed": "malformed", "broken": "malformed", "wrong_types": "invalid",
-                          "missing": "invalid", "range": "invalid", "slow": "ok", "ok": "ok", "hang": "timeout"}.get(fault)
-                         or statuses[entry["status"]])  # fmt: skip
+            kinds.append(by_fault.get(fault) or statuses[entry["status"]])
         got = receipts[split]
         assert got["calls"] == len(log)
         for status in ("ok", "http_429", "http_5xx", "http_4xx", "timeout", "connection", "malformed", "invalid"):
@@ -436,6 +447,28 @@ def test_resumption_after_a_kill(corpus, tmp_path):
         assert wh.sql("SELECT count(DISTINCT (split, row_index)) FROM raw.feature_values")[0][0] == len(corpus.texts)
         build(wh, "+feature_coverage")
         assert wh.sql("SELECT sum(missing) FROM models.feature_coverage")[0][0] == 0
+
+
+def test_prepare_refuses_an_incomplete_extraction_and_resumes_it(corpus, monkeypatch, tmp_path):
+    """The generator in a study's prepare: stopped at the ceiling it raises, saying what is missing; with a
+    higher ceiling (an environment setting, not a protocol parameter) prepare completes the store."""
+    from rankhouse.study import Protocol, Study
+
+    with FakeLLM() as server:
+        for name, value in endpoint_env(server).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("RANKHOUSE_EXTRACT_MAX_COST", "3")
+        monkeypatch.setenv("RANKHOUSE_EXTRACT_RATE", "1000")
+        with Warehouse(tmp_path / "p.duckdb") as wh:
+            study = Study(Protocol.load(corpus.protocol), wh, tmp_path / "freezes")
+            with pytest.raises(RankhouseError) as err:
+                study.prepare()
+            assert str(err.value).startswith("[generate.features]: the feature extraction of c")
+            assert "rows are missing" in str(err.value) and "re-run the same command" in str(err.value)
+            monkeypatch.setenv("RANKHOUSE_EXTRACT_MAX_COST", "1000")
+            study.prepare()
+            assert wh.sql("SELECT sum(missing), sum(complete) FROM models.feature_coverage") == [(0, 40)]
+        assert set(server.answers.values()) == {1} and len(server.answers) == len(corpus.texts)
 
 
 def test_a_smoke_batch_is_never_complete(corpus, monkeypatch, tmp_path):

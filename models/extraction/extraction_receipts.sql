@@ -4,7 +4,7 @@
 -- grain: corpus, split
 -- audits: not_null(corpus, split, calls); unique_grain
 -- parameters: corpus = "banking77", schema = "banking77_features", provider = "minilm"
--- dialect: duckdb: quantile_cont and epoch() of timestamps with their fractions of a second
+-- dialect: duckdb: quantile_cont and epoch_us
 -- description: The receipts of the extraction (seed 004, operational plan), per split (train, test,
 --   requirements) and over all of them (split 'all'): the extractors and model ids, calls (attempts,
 --   failed ones too) by status, tokens, estimated cost and the part of it possibly charged by failed
@@ -17,11 +17,13 @@ WITH scoped_calls AS (
     SELECT 'all' AS scope, * FROM models.extraction_calls
 ),
 
+-- seconds since the scope's first start, from whole microseconds (exact, unlike epoch() of today's dates)
 timed_calls AS (
     SELECT
         scope,
-        epoch(started_at) AS started,
-        epoch(started_at) + latency_seconds AS ended,
+        (epoch_us(started_at) - min(epoch_us(started_at)) OVER (PARTITION BY scope)) / 1000000 AS started,
+        (epoch_us(started_at) - min(epoch_us(started_at)) OVER (PARTITION BY scope)) / 1000000
+        + latency_seconds AS ended,
         split,
         row_index,
         attempt
@@ -55,7 +57,7 @@ islands AS (
 ),
 
 busy AS (
-    SELECT scope, sum(island_end - island_start) AS busy_seconds
+    SELECT scope, max(island_end) - min(island_start) AS wall_seconds, sum(island_end - island_start) AS busy_seconds
     FROM (
         SELECT scope, island, min(started) AS island_start, max(ended) AS island_end
         FROM islands
@@ -85,8 +87,7 @@ call_totals AS (
         quantile_cont(latency_seconds, 0.5) AS latency_p50,
         quantile_cont(latency_seconds, 0.9) AS latency_p90,
         quantile_cont(latency_seconds, 0.99) AS latency_p99,
-        min(started_at) AS first_started_at,
-        max(epoch(started_at) + latency_seconds) - min(epoch(started_at)) AS wall_seconds
+        min(started_at) AS first_started_at
     FROM scoped_calls
     GROUP BY scope
 ),
@@ -127,7 +128,7 @@ SELECT
     t.latency_p90,
     t.latency_p99,
     t.first_started_at,
-    t.wall_seconds,
+    b.wall_seconds,
     b.busy_seconds,
     c.expected,
     c.complete,
