@@ -471,6 +471,20 @@ def test_prepare_refuses_an_incomplete_extraction_and_resumes_it(corpus, monkeyp
         assert set(server.answers.values()) == {1} and len(server.answers) == len(corpus.texts)
 
 
+def test_a_store_of_texts_loaded_again_from_other_bytes_is_refused(corpus, monkeypatch, tmp_path):
+    with FakeLLM() as server:
+        for name, value in endpoint_env(server, prices=False).items():
+            monkeypatch.setenv(name, value)
+        with loaded(corpus) as wh:
+            assert http_extract(wh, smoke=2).complete == 2
+            edited = tmp_path / "train.csv"
+            edited.write_text((corpus.root / "train.csv").read_text().replace("card", "kard", 1))
+            LOADERS["csv.documents"].load(wh, edited, CORPUS)
+            with pytest.raises(RankhouseError, match="raw.documents of corpus 'c' were loaded again from other bytes"):
+                http_extract(wh)
+        assert len(server.log) == 2
+
+
 def test_a_smoke_batch_is_never_complete(corpus, monkeypatch, tmp_path):
     """--smoke N extracts the first N training rows only; the coverage gate then refuses the prepare build."""
     with FakeLLM() as server:

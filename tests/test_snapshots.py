@@ -236,7 +236,8 @@ def build_extraction(wh: Warehouse) -> None:
     load_documents(wh, folder / "documents.csv", "tiny")
     load_queries(wh, folder / "queries.csv", "tiny")
     load_feature_schema(wh, FIXTURES / "features" / "small.schema.toml")
-    sha, features = wh.sql("SELECT any_value(schema_sha256), list(feature ORDER BY position) FROM raw.feature_schema")[0]
+    rows = wh.sql("SELECT schema_sha256, feature FROM raw.feature_schema ORDER BY position")
+    sha, features = rows[0][0], [feature for _, feature in rows]
     start = datetime(2026, 9, 26, 12, 0, 0)
     rows = [("train", i) for i in range(8)] + [("test", i) for i in range(4)]
     for n, (split, row) in enumerate(rows):

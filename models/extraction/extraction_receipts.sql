@@ -11,6 +11,9 @@
 --   attempts, latency percentiles (over every attempt), wall time (first start to last end, pauses
 --   between runs included) and busy time (the union of the attempts' intervals), and the complete and
 --   missing rows of the store (train and test; NULL for requirements).
+{#- the statuses of raw.extraction_calls, each counted in a column of its own -#}
+{%- set statuses = ["ok", "http_429", "http_5xx", "http_4xx", "timeout", "connection", "malformed", "invalid"] %}
+{%- set costs = ["cost_usd", "possibly_charged_usd"] %}
 WITH scoped_calls AS (
     SELECT split AS scope, * FROM models.extraction_calls
     UNION ALL
@@ -72,14 +75,9 @@ call_totals AS (
         string_agg(DISTINCT extractor, ', ' ORDER BY extractor) AS extractors,
         string_agg(DISTINCT model_id, ', ' ORDER BY model_id) AS model_ids,
         count(*) AS calls,
-        count(*) FILTER (WHERE status = 'ok') AS ok,
-        count(*) FILTER (WHERE status = 'http_429') AS http_429,
-        count(*) FILTER (WHERE status = 'http_5xx') AS http_5xx,
-        count(*) FILTER (WHERE status = 'http_4xx') AS http_4xx,
-        count(*) FILTER (WHERE status = 'timeout') AS timeout,
-        count(*) FILTER (WHERE status = 'connection') AS connection,
-        count(*) FILTER (WHERE status = 'malformed') AS malformed,
-        count(*) FILTER (WHERE status = 'invalid') AS invalid,
+        {%- for status in statuses %}
+        count(*) FILTER (WHERE status = {{ status | literal }}) AS {{ status | identifier }},
+        {%- endfor %}
         coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
         coalesce(sum(completion_tokens), 0) AS completion_tokens,
         sum(cost_usd) AS cost_usd,
@@ -111,19 +109,9 @@ SELECT
     s.scope AS split,
     t.extractors,
     t.model_ids,
-    coalesce(t.calls, 0) AS calls,
-    coalesce(t.ok, 0) AS ok,
-    coalesce(t.http_429, 0) AS http_429,
-    coalesce(t.http_5xx, 0) AS http_5xx,
-    coalesce(t.http_4xx, 0) AS http_4xx,
-    coalesce(t.timeout, 0) AS timeout,
-    coalesce(t.connection, 0) AS connection,
-    coalesce(t.malformed, 0) AS malformed,
-    coalesce(t.invalid, 0) AS invalid,
-    coalesce(t.prompt_tokens, 0) AS prompt_tokens,
-    coalesce(t.completion_tokens, 0) AS completion_tokens,
-    coalesce(t.cost_usd, 0) AS cost_usd,
-    coalesce(t.possibly_charged_usd, 0) AS possibly_charged_usd,
+    {%- for total in ["calls"] + statuses + ["prompt_tokens", "completion_tokens"] + costs %}
+    coalesce(t.{{ total | identifier }}, 0) AS {{ total | identifier }},
+    {%- endfor %}
     t.latency_p50,
     t.latency_p90,
     t.latency_p99,
