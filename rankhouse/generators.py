@@ -77,5 +77,10 @@ GENERATORS = {
                   "one seeded bootstrap plan per task subset of an evidence bundle, over its own tasks"),
         Generator("passage_scores", ("corpus", "scorer"), "rankhouse.lanes:generate_passage_scores",
                   "every chunk of every lanes candidate scored against every unit of its topic (seed 002)"),
+        Generator("feature_extraction", ("corpus", "schema", "provider"), "rankhouse.extraction.run:generate_features",
+                  "named feature values of every train and test message, into the resumable store (seed 004)"),
+        Generator("requirement_interpretation", ("corpus", "schema", "provider"),
+                  "rankhouse.extraction.run:generate_requirements",
+                  "every E3 phrase of a corpus read as weights over the named features, with flags (seed 004)"),
     )
 }  # fmt: skip

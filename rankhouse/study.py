@@ -348,10 +348,10 @@ class Study:
             self.wh.sql("DELETE FROM meta.source_contents WHERE sha256 = ?", [item.sha256])
 
     # -- stages -----------------------------------------------------------------------------------
-    def prepare(self, reload: bool = False) -> list[ModelRun]:
-        """Load the non-label inputs and build the prepare models, with the labels file detached.
-        Loaded rows that were edited since are refused (before anything is written); `reload` loads
-        every input again from its verified file instead."""
+    def load_inputs(self, reload: bool = False) -> None:
+        """Load the non-label inputs, with the labels file detached: the first step of prepare (and of
+        `rankhouse features extract`). Loaded rows that were edited since are refused (before anything
+        is written); `reload` loads every input again from its verified file instead."""
         self.check_inputs()
         if reload:
             self.reload()
@@ -361,6 +361,11 @@ class Study:
         self._register()
         self.wh.close_gate()
         self._record_contents(self._load([i for i in self.protocol.inputs if not i.is_label]))
+
+    def prepare(self, reload: bool = False) -> list[ModelRun]:
+        """Load the non-label inputs (load_inputs), make the generated tables and build the prepare
+        models, with the labels file detached."""
+        self.load_inputs(reload)
         self._generate()
         assert "gate" not in self.wh.attached()
         return self.runner().run(self.prepare_models, progress=self.progress)

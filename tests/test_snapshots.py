@@ -217,6 +217,50 @@ def build_compare(wh: Warehouse) -> None:
     Runner(wh, project, params).run(names)
 
 
+EXTRACTION = {"corpus": "tiny", "schema": "small", "provider": "http"}
+
+
+def extraction_models() -> tuple[Project, dict, list[str]]:
+    project = Project.load(params=EXTRACTION)
+    return project, EXTRACTION, project.select("+feature_coverage +extraction_receipts")
+
+
+def build_extraction(wh: Warehouse) -> None:
+    """The retrieval fixture's messages in a complete extraction store (tests/fixtures/features schema),
+    with hand-made attempts: two retried rows, an E3 phrase, and calls of another provider and schema."""
+    from datetime import datetime, timedelta
+
+    from rankhouse.loaders import load_documents, load_feature_schema, load_queries
+
+    folder = FIXTURES / "retrieval"
+    load_documents(wh, folder / "documents.csv", "tiny")
+    load_queries(wh, folder / "queries.csv", "tiny")
+    load_feature_schema(wh, FIXTURES / "features" / "small.schema.toml")
+    rows = wh.sql("SELECT schema_sha256, feature FROM raw.feature_schema ORDER BY position")
+    sha, features = rows[0][0], [feature for _, feature in rows]
+    start = datetime(2026, 9, 26, 12, 0, 0)
+    rows = [("train", i) for i in range(8)] + [("test", i) for i in range(4)]
+    for n, (split, row) in enumerate(rows):
+        values = [((row * 7 + position * 3 + (split == "test")) % 9) / 8 for position in range(len(features))]
+        wh.sql("INSERT INTO raw.feature_values SELECT 'tiny', ?, ?, ?, 'http:m', unnest(?::VARCHAR[]), "
+               "unnest(?::DOUBLE[])", [split, row, sha, features, [round(v, 3) for v in values]])  # fmt: skip
+        attempts = ["http_429", "ok"] if n == 2 else ["timeout", "malformed", "ok"] if n == 9 else ["ok"]
+        for attempt, status in enumerate(attempts, start=1):
+            ok = status == "ok"
+            wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', ?, ?, ?, 'http:m', ?, 'http', ?, ?, ?, ?, ?, ?, "
+                   "?, ?, ?)", [split, row, sha, attempt, "m-2026" if ok else None,
+                                start + timedelta(seconds=n * 0.5 + attempt * 0.25), 0.1 + 0.05 * (n % 4), status,
+                                300 + n if ok else None, 40 if ok else None, 0.001 * (n + 1) if ok else 0.0005,
+                                not ok, None if ok else f"scripted {status}"])  # fmt: skip
+    wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', 'requirements', 1011, ?, 'http:m', 1, 'http', 'm-2026', "
+           "?, 2.5, 'ok', 500, 60, 0.002, false, NULL)", [sha, start + timedelta(seconds=30)])  # fmt: skip
+    for provider, schema in (("minilm", sha), ("http", "another schema")):  # neither is this extraction's
+        wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', 'train', NULL, ?, ?, 1, ?, 'x', ?, 1.0, 'ok', 0, 0, "
+               "0.0, false, NULL)", [schema, f"{provider}:x", provider, start])  # fmt: skip
+    project, params, names = extraction_models()
+    Runner(wh, project, params).run(names)
+
+
 def canonical_csv(wh: Warehouse, table: str) -> str:
     """A table as CSV: rows sorted, floats to 12 significant digits."""
     columns, rows = wh.columns(f"SELECT * FROM {table} ORDER BY ALL")
@@ -242,6 +286,7 @@ SNAPSHOTS = {
     "evidence": (build_evidence, lambda: study_models(*EVIDENCE)),
     "lanes": (build_lanes, lambda: study_models(*LANES)),
     "compare": (build_compare, compare_models),
+    "extraction": (build_extraction, extraction_models),
 }
 CASES = [(fixture, name) for fixture, (_, models) in SNAPSHOTS.items() for name in models()[2]]
 

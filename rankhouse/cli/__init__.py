@@ -27,7 +27,7 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, fuse, load, models, query, study
+from rankhouse.cli import compare, encode, evaluate, features, fuse, load, models, query, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -68,6 +68,7 @@ app.command("run")(models.run_command)
 app.command("encode")(encode.encode_command)
 app.command("fuse")(fuse.fuse_command)
 app.add_typer(study.study_app, name="study")
+app.add_typer(features.features_app, name="features")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)
 

@@ -17,6 +17,7 @@ from rankhouse.loaders.evidence import (
     load_evidence_tasks,
     load_evidence_vectors,
 )
+from rankhouse.loaders.features import load_feature_schema
 from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
@@ -63,6 +64,7 @@ LOADERS = {
         Loader("lanes.topic_classes", load_topic_classes, True, (("topic_classes", "corpus"),)),
         Loader("lanes.runs", load_lane_runs, False, (("raw.lane_runs", "lane_set"),)),
         Loader("lanes.passage_cache", load_passage_cache, False, (("raw.passage_score_cache", "scorer"),)),
+        Loader("features.schema", load_feature_schema, False, (("raw.feature_schema", "schema"),)),
     )
 }  # fmt: skip
 
@@ -80,6 +82,7 @@ __all__ = [
     "load_evidence_pool",
     "load_evidence_tasks",
     "load_evidence_vectors",
+    "load_feature_schema",
     "load_lane_runs",
     "load_narratives",
     "load_passage_cache",
