@@ -292,3 +292,41 @@ CREATE TABLE IF NOT EXISTS meta.passage_scorings (
     seconds            DOUBLE    NOT NULL,
     scored_at          TIMESTAMP NOT NULL
 );
+
+-- PROVISIONAL (issue 15): the extraction store's tables as the shared shapes give them, so that the
+-- E3/E4 models parse and their tests run; the extraction engineer's definitions replace these.
+CREATE TABLE IF NOT EXISTS raw.feature_schema (
+    schema         VARCHAR NOT NULL,
+    schema_sha256  VARCHAR NOT NULL,
+    position       INTEGER NOT NULL,  -- 1-based
+    feature        VARCHAR NOT NULL,
+    family         VARCHAR NOT NULL,
+    question       VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.feature_values (
+    corpus         VARCHAR NOT NULL,
+    split          VARCHAR NOT NULL,  -- 'train' | 'test'
+    row_index      INTEGER NOT NULL,  -- raw.documents.row_index (train), raw.queries.row_index (test)
+    schema_sha256  VARCHAR NOT NULL,
+    extractor      VARCHAR NOT NULL,  -- 'minilm:<12 hex>' or 'http:<model>'
+    feature        VARCHAR NOT NULL,
+    value          DOUBLE  NOT NULL   -- in [0, 1], exact thousandths
+);
+CREATE TABLE IF NOT EXISTS raw.requirement_values (
+    corpus         VARCHAR NOT NULL,
+    item           VARCHAR NOT NULL,  -- 'G01.1': an E3 phrase
+    schema_sha256  VARCHAR NOT NULL,
+    extractor      VARCHAR NOT NULL,
+    feature        VARCHAR NOT NULL,
+    weight         DOUBLE  NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.requirement_flags (
+    corpus         VARCHAR NOT NULL,
+    item           VARCHAR NOT NULL,
+    schema_sha256  VARCHAR NOT NULL,
+    extractor      VARCHAR NOT NULL,
+    unsupported    BOOLEAN NOT NULL,
+    review         BOOLEAN NOT NULL,
+    coverage       DOUBLE,
+    note           VARCHAR
+);
