@@ -216,7 +216,9 @@ def read_requirements(path: str | Path, data: bytes, groups: list[str], intents:
         unknown = [i for i in desired + unwanted if i not in intents]
         if unknown:
             raise InputError(path, line, "an intent that no group of the groups file names", unknown[0])
-        rows["raw.case_intents"] += [(case_id, i, "desired") for i in desired] + [(case_id, i, "unwanted") for i in unwanted]
+        rows["raw.case_intents"] += [(case_id, i, "desired") for i in desired] + [
+            (case_id, i, "unwanted") for i in unwanted
+        ]
     if len(cases) < MIN_CASES:
         raise InputError(path, cases[-1][0] if cases else 1, f"at least {MIN_CASES} [[case]] tables (seed 004 E4)",
                          f"found {len(cases)}")  # fmt: skip
@@ -240,9 +242,8 @@ def load_requirements(wh: Warehouse, path: str | Path, name: str | None = None) 
     previous = loaded_sha(wh, "meta.sources", "raw.group_weights", corpus)
     if previous == sha:
         return LoadResult("raw.group_weights", corpus, str(path), sha, 0, "unchanged")
-    groups = [r[0] for r in wh.sql(
-        "SELECT group_id FROM raw.group_paraphrases WHERE corpus = ? GROUP BY group_id ORDER BY min(group_row)", [corpus]
-    )]  # fmt: skip
+    in_order = "SELECT group_id FROM raw.group_paraphrases WHERE corpus = ? GROUP BY group_id ORDER BY min(group_row)"
+    groups = [r[0] for r in wh.sql(in_order, [corpus])]
     if not groups:
         raise InputError(path, 0, f"corpus {corpus!r} has no groups", "load its groups file (features.groups) first")
     intents = {r[0] for r in wh.sql("SELECT intent FROM raw.group_intents WHERE corpus = ?", [corpus])}
