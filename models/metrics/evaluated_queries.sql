@@ -1,15 +1,16 @@
 -- name: evaluated_queries
--- version: 2
+-- version: 3
 -- stage: evaluate
 -- grain: study, system, query
 -- audits: not_null(study, system, query, query_order, num_rel, num_judged_nonrel); unique_grain
--- parameters: relevance_level = 1, complete = true, rankings = ["run_ranking"]
+-- parameters: study = "eval", relevance_level = 1, complete = true, rankings = ["run_ranking"]
 -- description: The queries each system is scored on, with their judgment counts. Complete (trec_eval
 --   -c, the default): every query in the judgments, a query the system did not answer scoring 0.
 --   Otherwise only the judged queries the system ranked documents for. num_rel counts grades >=
 --   relevance_level; num_judged_nonrel counts grades from 0 to below it (negative = not judged). The
 --   systems are those that rank a judged document, and every loaded TREC run when the rankings
---   include run_ranking (trec_eval scores a run without any judged document 0).
+--   include run_ranking (trec_eval scores a run without any judged document 0); each part of a study
+--   (rankings' `model@part` sources) has its own systems and queries.
 WITH topics AS (
     SELECT
         study,
@@ -23,24 +24,24 @@ WITH topics AS (
 ),
 
 systems AS (
-    SELECT DISTINCT system FROM models.judged_ranking
+    SELECT DISTINCT study, system FROM models.judged_ranking
     {%- if "run_ranking" in rankings %}
     UNION
-    SELECT DISTINCT run_id FROM models.runs
+    SELECT DISTINCT {{ study | literal }}, run_id FROM models.runs
     {%- endif %}
 )
 {%- if not complete %},
 
 answered AS (
-    SELECT DISTINCT system, query_key FROM models.rankings
+    SELECT DISTINCT study, system, query_key FROM models.rankings
 )
 {%- endif %}
 
 SELECT t.study, s.system, t.query_id AS query, t.query_order, t.num_rel, t.num_judged_nonrel
 FROM systems AS s
-CROSS JOIN topics AS t
+JOIN topics AS t ON t.study = s.study
 {% if not complete -%}
 WHERE EXISTS (
-    SELECT 1 FROM answered AS a WHERE a.system = s.system AND a.query_key = t.query_key
+    SELECT 1 FROM answered AS a WHERE a.study = s.study AND a.system = s.system AND a.query_key = t.query_key
 )
 {%- endif %}

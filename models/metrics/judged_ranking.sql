@@ -1,5 +1,5 @@
 -- name: judged_ranking
--- version: 3
+-- version: 4
 -- stage: evaluate
 -- grain: study, system, query, rank
 -- audits: not_null(study, system, query, rank, grade, relevant); accepted_range(rank, 1, )
@@ -12,7 +12,7 @@
 WITH graded AS (
     SELECT r.study, r.system, j.query_id AS query, r.rank AS ranked_at, j.grade
     FROM models.rankings AS r
-    JOIN models.judgments AS j ON j.query_key = r.query_key AND j.doc_key = r.doc_key
+    JOIN models.judgments AS j ON j.study = r.study AND j.query_key = r.query_key AND j.doc_key = r.doc_key
     {% if judged_only -%}
     WHERE j.grade >= 0
     {%- endif %}

@@ -1,5 +1,5 @@
 -- name: retrieved_counts
--- version: 3
+-- version: 4
 -- stage: evaluate
 -- grain: study, system, query
 -- audits: not_null(study, system, query, num_ret); unique_grain; accepted_range(num_ret, 1, )
@@ -12,7 +12,8 @@
 {% if counted and not judged_only -%}
 SELECT r.study, r.system, j.query_id AS query, count(*) AS num_ret
 FROM models.rankings AS r
-JOIN (SELECT DISTINCT query_key, query_id FROM models.judgments) AS j ON j.query_key = r.query_key
+JOIN (SELECT DISTINCT study, query_key, query_id FROM models.judgments) AS j
+    ON j.study = r.study AND j.query_key = r.query_key
 GROUP BY r.study, r.system, j.query_id
 {%- elif counted -%}
 SELECT study, system, query, count(*) AS num_ret

@@ -1,5 +1,5 @@
 -- name: paired_differences
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: study, subset, contrast, measure, query
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, query, study_position, subset_position, study_queries, subset_queries); unique_grain
@@ -12,6 +12,7 @@
 --   if the study has any per-query value for it. study_position is the query's 0-based position in the
 --   study's query order among all judged queries (what a plan over the study's queries indexes),
 --   subset_position its position within the subset; study_queries and subset_queries count them.
+--   A contrast is taken in each study (or part of a study) that measures both of its systems.
 {%- set columns = [] %}
 {%- for a, b in contrasts %}{% for measure in contrast_measures %}
 {%- set _ = columns.append((a, b, measure)) %}
@@ -45,6 +46,11 @@ differences AS (
             - max(CASE WHEN system = {{ b | literal }} AND measure = {{ measure | literal }} THEN value END)
             AS difference
     FROM models.query_measures
+    WHERE study IN (
+        SELECT study FROM models.query_measures WHERE system = {{ a | literal }}
+        INTERSECT
+        SELECT study FROM models.query_measures WHERE system = {{ b | literal }}
+    )
     GROUP BY study, query
     {{ "UNION ALL" if not loop.last }}
     {%- endfor %}

@@ -224,6 +224,30 @@ def identifier(value: object) -> str:
     return value
 
 
+def source_model(source: object) -> str:
+    """The model of an evaluation source written `model` or `model@part` (a part of a study: its own
+    queries and judgments, e.g. `group_rankings@e3`).
+
+    >>> source_model("group_rankings@e3"), source_model("run_ranking")
+    ('group_rankings', 'run_ranking')
+    """
+    return identifier(str(unmarked(source)).partition("@")[0])
+
+
+def source_study(source: object, study: object) -> ParameterText:
+    """The study name a source's rows carry: the study's own for `model`, `<study>/<part>` for
+    `model@part`; a parameter string, so that it renders only as a literal.
+
+    >>> str.__str__(source_study("group_rankings@e3", "banking77_features"))
+    'banking77_features/e3'
+    """
+    _, at, part = str(unmarked(source)).partition("@")
+    name = str(unmarked(study))
+    if at:
+        name += "/" + identifier(part)
+    return ParameterText(name, getattr(source, "name", "study"))
+
+
 def require(condition: object, message: str) -> str:
     """A template's check of its parameters: nothing when `condition` holds, else an error (naming the
     model) with `message`.
@@ -299,6 +323,8 @@ def _environment() -> jinja2.Environment:
         identifier=identifier,
         measure_values=lambda names: measure_values(unmarked(names)),
         measure_families=lambda names: measure_families(unmarked(names)),
+        source_model=source_model,
+        source_study=source_study,
     )
     env.globals = {"range": env.globals["range"], "require": require}
     for _ in range(2):  # twice, so that a macro can call the macros of every file, its own included
