@@ -135,24 +135,31 @@ def rows_of(wh, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(columns, row)) for row in rows]
 
 
-def evaluate(wh, part: str, params: dict) -> dict:
-    """Build the shared measures for one part and keep what its tests read (as a study's parts would)."""
-    build(wh, "+run_measures +query_measures" + (" +cluster_bootstrap" if "cluster_plan" in params else ""), params)
-    kept = {
-        "query_measures": rows_of(wh, "SELECT * FROM models.query_measures"),
-        "run_measures": rows_of(wh, "SELECT * FROM models.run_measures"),
-        "rankings": rows_of(wh, "SELECT * FROM models.rankings"),
-        "judgments": rows_of(wh, "SELECT * FROM models.judgments"),
-    }
-    for table in ("run_measures", "query_measures") + (("cluster_bootstrap", "group_results") if part == "e3" else ()):
-        if part == "e3" and table == "group_results":
-            build(wh, "group_results", params)
-        exists = wh.table_exists(f"results.{table}")
-        verb = "INSERT INTO" if exists else "CREATE TABLE"
-        wh.sql(f"{verb} results.{table} {'' if exists else 'AS'} SELECT 'tiny-1' AS freeze_id, * FROM models.{table}")
-    kept["cluster_bootstrap"] = rows_of(wh, "SELECT * FROM models.cluster_bootstrap") if part == "e3" else []
-    kept["group_results"] = rows_of(wh, "SELECT * FROM models.group_results") if part == "e3" else []
-    return kept
+EVALUATED = ("run_measures", "query_measures", "rankings", "judgments", "cluster_bootstrap", "group_results",
+             "case_unwanted_rank_changes", "case_semantic_failures")  # fmt: skip
+EVALUATE = "+" + " +".join(EVALUATED)
+PARTS = BASE | {
+    "study": "tiny",
+    "rankings": ["group_rankings@e3", "case_rankings@e4", "case_rankings@e4_unwanted"],
+    "judgments": "class_judgments",  # the study's own (E2's) queries: this corpus has none
+    "part_judgments": ["group_judgments@e3", "case_judgments@e4", "case_unwanted_judgments@e4_unwanted"],
+    "measures": MEASURES,
+    "cluster_plan": "tiny_clusters",
+    "cluster_measures": MEASURES,
+}
+
+
+def evaluate(wh) -> dict[str, dict[str, list[dict]]]:
+    """Evaluate the study's three parts at once, keep the outputs in results.* under a freeze id (as a
+    study's evaluation does) and return each part's rows."""
+    build(wh, EVALUATE, PARTS)
+    parts: dict[str, dict[str, list[dict]]] = {"e3": {}, "e4": {}, "e4_unwanted": {}}
+    for table in EVALUATED:
+        rows = rows_of(wh, f"SELECT * FROM models.{table}")
+        for part, kept in parts.items():
+            kept[table] = [r for r in rows if r.get("study") in (f"tiny/{part}", None)]
+        wh.sql(f"CREATE TABLE results.{table} AS SELECT 'tiny-1' AS freeze_id, * FROM models.{table}")
+    return parts
 
 
 @pytest.fixture(scope="module")
@@ -173,19 +180,7 @@ def tiny(tmp_path_factory):
     GENERATORS["cluster_plan"].run(context, "tiny_clusters", {"corpus": CORPUS, "seed": 5, "replicates": REPLICATES})
     build(wh, PREPARE, BASE)
     wh.open_gate()
-    e3 = BASE | {"study": "tiny/e3", "rankings": ["group_rankings"], "judgments": "group_judgments",
-                 "measures": MEASURES, "cluster_plan": "tiny_clusters", "cluster_measures": MEASURES}  # fmt: skip
-    e4 = BASE | {"study": "tiny/e4", "rankings": ["case_rankings"], "judgments": "case_judgments",
-                 "measures": ["P@10", "R@10"]}  # fmt: skip
-    e4_unwanted = e4 | {"study": "tiny/e4_unwanted", "judgments": "case_unwanted_judgments", "measures": ["P@10"]}
-    build(wh, "+case_unwanted_rank_changes +case_semantic_failures", BASE)
-    for table in ("case_unwanted_rank_changes", "case_semantic_failures"):
-        wh.sql(f"CREATE TABLE results.{table} AS SELECT 'tiny-1' AS freeze_id, * FROM models.{table}")
-    parts = {
-        "e3": evaluate(wh, "e3", e3),
-        "e4": evaluate(wh, "e4", e4),
-        "e4_unwanted": evaluate(wh, "e4_unwanted", e4_unwanted),
-    }
+    parts = evaluate(wh)
     yield SimpleNamespace(wh=wh, root=root, documents=documents, units=units, parts=parts, said=said,
                           groups=group_spec(), cases=case_spec())  # fmt: skip
     wh.close()
@@ -572,10 +567,8 @@ def test_a_cluster_plan_of_another_size_fails_the_audit(tiny):
     wh = tiny.wh
     wh.sql("DELETE FROM raw.resample_plans WHERE plan = 'wrong'")
     wh.sql("INSERT INTO raw.resample_plans SELECT 'wrong', r, d, d % 4 FROM range(3) AS a(r), range(5) AS b(d)")
-    params = BASE | {"study": "tiny/e3", "rankings": ["group_rankings"], "judgments": "group_judgments",
-                     "measures": MEASURES, "cluster_plan": "wrong", "cluster_measures": ["P@10"]}  # fmt: skip
     with pytest.raises(AuditError, match="plan_excess"):
-        build(wh, "+cluster_bootstrap", params)
+        build(wh, "+cluster_bootstrap", PARTS | {"cluster_plan": "wrong"})
 
 
 def test_interpretation_rates_keep_every_phrase(tiny):
@@ -707,7 +700,7 @@ def test_e4_parts_judge_the_same_rankings_by_desired_and_unwanted_intents(tiny):
 
 def test_the_penalty_and_filter_audits_pass_and_fail_on_a_built_violation(tiny):
     wh = tiny.wh
-    checks = rows_of(wh, "SELECT * FROM models.case_penalty_checks")
+    checks = rows_of(wh, "SELECT * FROM models.case_penalty_checks ORDER BY case_id")
     assert all(r["violations"] == 0 and r["comparisons"] == 3 * DOCUMENTS for r in checks) and len(checks) == 6
     try:
         wh.sql("UPDATE models.case_scores SET score = score + 1 WHERE system = 'penalty-1' AND case_id = 'C2' "
@@ -720,4 +713,4 @@ def test_the_penalty_and_filter_audits_pass_and_fail_on_a_built_violation(tiny):
             build(wh, "case_filter", BASE, force=True)
     finally:
         build(wh, "case_scores case_rankings case_penalty_checks case_filter", BASE, force=True)
-    assert rows_of(wh, "SELECT * FROM models.case_penalty_checks") == checks
+    assert rows_of(wh, "SELECT * FROM models.case_penalty_checks ORDER BY case_id") == checks
