@@ -48,6 +48,7 @@ DOCUMENTS = 48
 MEASURES = ["P@10", "R@10", "Hit@10", "nDCG@10", "MRR"]
 E3_SYSTEMS = ["phrase-bm25", "interpreted-requirements", "manual-requirements"]
 PENALTIES = {"positive": 0.0, "penalty-0.25": 0.25, "penalty-0.5": 0.5, "penalty-1": 1.0}
+E4_PENALISED = ("penalty-0.25", "penalty-0.5", "penalty-1", "hard-filter")
 BASE = {"corpus": CORPUS, "schema": SCHEMA, "provider": "minilm"}
 PREPARE = ("+group_rankings +group_clusters +group_interpretations +case_rankings +case_penalty_checks +case_filter "
            "+case_top10_changes")  # fmt: skip
@@ -714,3 +715,89 @@ def test_the_penalty_and_filter_audits_pass_and_fail_on_a_built_violation(tiny):
     finally:
         build(wh, "case_scores case_rankings case_penalty_checks case_filter", BASE, force=True)
     assert rows_of(wh, "SELECT * FROM models.case_penalty_checks ORDER BY case_id") == checks
+
+
+# -- the writer's parts ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def written(tiny):
+    from rankhouse.studies import feature_requirements as writer
+
+    study = SimpleNamespace(wh=tiny.wh, protocol=SimpleNamespace(name="tiny", parameters=BASE))
+    evaluation = SimpleNamespace(freeze=SimpleNamespace(freeze_id="tiny-1"))
+    out = tiny.root / "out"
+    out.mkdir()
+    return SimpleNamespace(
+        e3=writer.e3_results(study, evaluation), e4=writer.e4_results(study, evaluation),
+        e3_sections=writer.e3_sections(study, evaluation), e4_sections=writer.e4_sections(study, evaluation),
+        files=writer.write_csvs(study, evaluation, out),
+    )  # fmt: skip
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_e3_results_are_the_python_means_with_intervals_and_rates(tiny, written):
+    expected = e3_python_values(tiny)
+    systems = written.e3["systems"]
+    assert set(systems) == set(E3_SYSTEMS) and all(set(s) == set(MEASURES) for s in systems.values())
+    for system in E3_SYSTEMS:
+        for measure in MEASURES:
+            entry = systems[system][measure]
+            mean = np.mean([v for (s, _, m), v in expected.items() if s == system and m == measure])
+            assert entry["value"] == pytest.approx(mean, abs=1e-12)
+            assert entry["ci_low"] <= entry["value"] <= entry["ci_high"] or entry["ci_low"] == entry["ci_high"]
+            assert (entry["queries"], entry["groups"], entry["replicates"]) == (16, 4, REPLICATES)
+    for group in tiny.groups:
+        mean = np.mean([expected[("manual-requirements", f"{group['id']}.{n}", "MRR")] for n in range(1, 5)])
+        assert written.e3["groups"][group["id"]]["manual-requirements"]["MRR"] == pytest.approx(mean, abs=1e-12)
+    rates = written.e3["interpretation"]
+    assert (rates["phrases"], rates["review"], rates["unsupported"], rates["without_weights"]) == (16, 3, 1, 1)
+    assert written.e3["part"] == "tiny/e3" and written.e3["features"] == "minilm"
+    rows = read_csv(written.files[0])
+    assert len(rows) == 4 * 3 and rows[0]["group_id"] == "G01"
+    g03 = next(r for r in rows if r["group_id"] == "G03" and r["system"] == "phrase-bm25")
+    expected_p10 = np.mean([expected[("phrase-bm25", f"G03.{n}", "P@10")] for n in range(1, 5)])
+    assert float(g03["p10"]) == pytest.approx(expected_p10, abs=1e-12) and g03["review"] == "2"
+
+
+def test_e4_results_match_python(tiny, written):
+    oracle = e4_python(tiny)
+    e4 = written.e4
+    assert list(e4["cases"]) == [c["id"] for c in tiny.cases]
+    for case in tiny.cases:
+        found = e4["cases"][case["id"]]
+        for system, ranked in oracle[case["id"]].items():
+            desired = python_measures(ranked, relevant_to(tiny, case["desired_intents"]))
+            unwanted = python_measures(ranked, relevant_to(tiny, case["unwanted_intents"]))
+            entry = found["systems"][system]
+            assert entry["desired_P@10"] == pytest.approx(desired["P@10"], abs=1e-12)
+            assert entry["desired_R@10"] == pytest.approx(desired["R@10"], abs=1e-12)
+            assert entry["unwanted_rate@10"] == pytest.approx(unwanted["P@10"], abs=1e-12)
+        survivors = sum(u[case["unwanted_feature"]] <= 200 for u in tiny.units)
+        assert found["filter"] == {"documents": DOCUMENTS, "survivors": survivors, "survival": survivors / DOCUMENTS,
+                                   "violations": 0}  # fmt: skip
+    for system in E4_PENALISED + ("positive",):
+        rates = [e4["cases"][c["id"]]["systems"][system]["unwanted_rate@10"] for c in tiny.cases]
+        assert e4["systems"][system]["unwanted_rate@10"]["value"] == pytest.approx(np.mean(rates), abs=1e-12)
+    assert (e4["hard_filter_violations"], e4["penalty_violations"]) == (0, 0)
+    failures = read_csv(written.files[2])
+    assert e4["semantic_failures"] == len(failures) >= 1
+    cases = read_csv(written.files[1])
+    assert len(cases) == len(tiny.cases) * 5
+    assert {r["system"] for r in cases} == set(PENALTIES) | {"hard-filter"}
+
+
+def test_report_sections_show_the_tables_and_checks(written):
+    e3 = "\n\n".join(written.e3_sections)
+    assert (
+        e3.startswith("## E3: broader semantic retrieval") and "| system | P@10 | R@10 | Hit@10 | nDCG@10 | MRR |" in e3
+    )
+    entry = written.e3["systems"]["manual-requirements"]["nDCG@10"]
+    assert f"{entry['value']:.4f} [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]" in e3
+    assert "3 of 16 phrases flagged for review" in e3 and "bootstrap over the groups" in e3
+    e4 = "\n\n".join(written.e4_sections)
+    assert e4.startswith("## E4: controllability") and "0 hard-filter violations" in e4
+    assert f"Semantic failures (reported apart): {written.e4['semantic_failures']} " in e4
+    assert "declined_cash_withdrawal" in e4
