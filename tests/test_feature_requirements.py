@@ -360,19 +360,27 @@ GROUP_ERRORS = [
 ]  # fmt: skip
 
 
+def refused(wh, tmp_path, load, fixture: Path, edit) -> tuple[InputError, str]:
+    """Load an edited copy of `fixture` over the good one: the error names the file and the rule, and the
+    warehouse is unchanged; the error and the edited text."""
+    before = snapshot(wh)
+    text = edit(fixture.read_text())
+    path = tmp_path / fixture.name
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load(wh, path, "g")
+    assert caught.value.path == str(path)
+    assert snapshot(wh) == before
+    return caught.value, text
+
+
 @pytest.mark.parametrize(("edit", "group", "rule"), GROUP_ERRORS)
 def test_group_rules_name_the_file_line_and_rule(wh, tmp_path, edit, group, rule):
     load_groups(wh, GROUPS, "g")
-    before = snapshot(wh)
-    text = edit(GROUPS.read_text())
-    path = tmp_path / "groups.toml"
-    path.write_text(text)
-    with pytest.raises(InputError) as caught:
-        load_groups(wh, path, "g")
-    assert caught.value.path == str(path) and rule in caught.value.rule + " " + caught.value.detail
+    error, text = refused(wh, tmp_path, load_groups, GROUPS, edit)
+    assert rule in error.rule + " " + error.detail
     if group is not None:
-        assert caught.value.line == group_line(text, group)
-    assert snapshot(wh) == before
+        assert error.line == group_line(text, group)
 
 
 def case_line(text: str, index: int) -> int:
@@ -415,16 +423,10 @@ REQUIREMENT_ERRORS = [
 def test_requirement_rules_name_the_file_line_and_rule(wh, tmp_path, edit, where, rule):
     load_groups(wh, GROUPS, "g")
     load_requirements(wh, REQUIREMENTS, "g")
-    before = snapshot(wh)
-    text = edit(REQUIREMENTS.read_text())
-    path = tmp_path / "requirements.toml"
-    path.write_text(text)
-    with pytest.raises(InputError) as caught:
-        load_requirements(wh, path, "g")
-    assert caught.value.path == str(path) and rule in caught.value.rule + " " + caught.value.detail
+    error, text = refused(wh, tmp_path, load_requirements, REQUIREMENTS, edit)
+    assert rule in error.rule + " " + error.detail
     kind, index = where
-    assert caught.value.line == (group_line(text, index) if kind == "group" else case_line(text, index))
-    assert snapshot(wh) == before
+    assert error.line == (group_line(text, index) if kind == "group" else case_line(text, index))
 
 
 def test_requirements_need_the_groups_loaded_first(wh):

@@ -63,18 +63,8 @@ plan_size AS (
 )
 
 SELECT
-    o.study,
-    o.system,
-    o.subset,
-    o.measure,
-    o.value,
-    i.ci_low,
-    i.ci_high,
-    i.replicates,
-    o.queries,
-    o.clusters,
-    z.plan_units,
-    z.plan_units - z.clusters AS plan_excess
+    o.study, o.system, o.subset, o.measure, o.value, i.ci_low, i.ci_high, i.replicates, o.queries, o.clusters,
+    z.plan_units, z.plan_units - z.clusters AS plan_excess
 FROM observed AS o
 JOIN intervals AS i ON i.study = o.study AND i.system = o.system AND i.subset = o.subset AND i.measure = o.measure
 CROSS JOIN plan_size AS z

@@ -33,6 +33,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rankhouse.errors import InputError
+from rankhouse.loaders.lanes import identifier
 from rankhouse.loaders.lines import check_utf8, without_bom
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
 from rankhouse.warehouse import Warehouse
@@ -42,7 +43,6 @@ MIN_CASES = 6  # seed 004 E4: at least six cases
 GROUP_KEYS = ("id", "name", "narrative", "intents", "paraphrases", "subnarrative")
 WEIGHT_KEYS = ("id", "weights")
 CASE_KEYS = ("id", "name", "positive", "unwanted_feature", "desired_intents", "unwanted_intents")
-ANY_WHITESPACE = re.compile(r"\s")
 
 
 def toml_tables(path: str | Path, data: bytes, keys: tuple[str, ...]) -> dict[str, list[tuple[int, dict]]]:
@@ -83,14 +83,6 @@ def _keys(path: str | Path, line: int, table: dict, allowed: tuple[str, ...], re
         raise InputError(path, line, f"[[{what}]] lacks {missing[0]}")
 
 
-def _identifier(path: str | Path, line: int, value: object, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(path, line, f"{what} is not a non-empty string", repr(value)[:60])
-    if ANY_WHITESPACE.search(value):
-        raise InputError(path, line, f"{what} contains whitespace", repr(value))
-    return value
-
-
 def _text(path: str | Path, line: int, value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputError(path, line, f"{what} is not a non-empty string", repr(value)[:60])
@@ -101,7 +93,7 @@ def _names(path: str | Path, line: int, value: object, what: str) -> list[str]:
     """A non-empty list of names (intents), none twice."""
     if not isinstance(value, list) or not value:
         raise InputError(path, line, f"{what} must be a non-empty list of names", repr(value)[:60])
-    names = [_identifier(path, line, v, what[:-1] if what.endswith("s") else what) for v in value]
+    names = [identifier(path, line, v, what[:-1] if what.endswith("s") else what) for v in value]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError(path, line, f"{what} names an intent twice", repeated[0])
@@ -113,7 +105,7 @@ def _weights(path: str | Path, line: int, value: object, what: str) -> dict[str,
     if not isinstance(value, dict) or not value:
         raise InputError(path, line, f"{what} must be a non-empty table of feature = weight", repr(value)[:60])
     for feature, weight in value.items():
-        _identifier(path, line, feature, "feature name")
+        identifier(path, line, feature, "feature name")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
             raise InputError(path, line, f"{what}: a weight must be a number in (0, 1]", f"{feature} = {weight!r}")
     return {feature: float(weight) for feature, weight in value.items()}
@@ -122,7 +114,7 @@ def _weights(path: str | Path, line: int, value: object, what: str) -> dict[str,
 def _unique_ids(path: str | Path, tables: list[tuple[int, dict]], what: str) -> list[str]:
     ids, first = [], {}
     for line, table in tables:
-        table_id = _identifier(path, line, table["id"], f"{what} id")
+        table_id = identifier(path, line, table["id"], f"{what} id")
         if table_id in first:
             raise InputError(path, line, f"{what} id given twice", f"{table_id}, first at line {first[table_id]}")
         first[table_id] = line
@@ -204,7 +196,7 @@ def read_requirements(path: str | Path, data: bytes, groups: list[str], intents:
         _keys(path, line, table, CASE_KEYS, CASE_KEYS, "case")
     for case_row, (case_id, (line, table)) in enumerate(zip(_unique_ids(path, cases, "case"), cases)):
         name = _text(path, line, table["name"], "a case's name")
-        unwanted_feature = _identifier(path, line, table["unwanted_feature"], "unwanted_feature")
+        unwanted_feature = identifier(path, line, table["unwanted_feature"], "unwanted_feature")
         rows["raw.control_cases"].append((case_id, case_row, name, unwanted_feature))
         for feature, weight in _weights(path, line, table["positive"], f"case {case_id} positive").items():
             rows["raw.case_weights"].append((case_id, feature, weight))
