@@ -67,6 +67,8 @@ GENERATORS = {
                   "MiniLM vectors of a corpus's documents and queries, through the vector cache"),
         Generator("resample_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_plan",
                   "a seeded paired-bootstrap plan over a corpus's queries, in row order"),
+        Generator("cluster_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_cluster_plan",
+                  "a seeded bootstrap plan over a corpus's query groups (E3's semantic groups), in group_row order"),
         Generator("permutation_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_permutation_plan",
                   "a seeded sign-flip plan (paired randomization test) over a corpus's queries, in row order"),
         Generator("null_panel", ("corpus", "seed", "size"), "rankhouse.resample:generate_panel",

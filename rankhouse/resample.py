@@ -16,6 +16,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
+from rankhouse.errors import RankhouseError
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
 from rankhouse.warehouse import Warehouse
 
@@ -124,6 +125,22 @@ def generate_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - g
     """The `resample_plan` generator: plan `key` over the queries of `options["corpus"]`, in row order."""
     units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
     context.say(str(store_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))))
+
+
+def generate_cluster_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `cluster_plan` generator: a bootstrap plan `key` over the query groups of `options["corpus"]`
+    (raw.group_paraphrases, in group_row order: item i is the group of row i), for a cluster bootstrap
+    (models/stats/cluster_bootstrap.sql) of queries that are not independent."""
+    rows = context.wh.sql(
+        "SELECT count(DISTINCT group_id), count(DISTINCT group_row), coalesce(max(group_row) + 1, 0) "
+        "FROM raw.group_paraphrases WHERE corpus = ?",
+        [options["corpus"]],
+    )[0]
+    if rows[0] == 0 or len(set(rows)) != 1:
+        raise RankhouseError(f"cluster plan {key}: corpus {options['corpus']!r} has no groups numbered 0..n-1 "
+                             f"(groups, group rows, rows to the last: {rows})")  # fmt: skip
+    plan = store_plan(context.wh, key, rows[0], int(options["replicates"]), int(options["seed"]))
+    context.say(str(plan))
 
 
 def generate_permutation_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context

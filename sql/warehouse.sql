@@ -358,3 +358,46 @@ CREATE TABLE IF NOT EXISTS raw.requirement_flags (
     coverage       DOUBLE  NOT NULL,  -- the largest weight
     note           VARCHAR
 );
+
+-- E3 semantic groups and E4 controllability cases (seed 004; rankhouse/loaders/features_groups.py):
+-- the groups file's paraphrases and intent names, and the requirements file's manual weights and
+-- cases, each loaded under a corpus name. Intent names here are the groups' and cases' definitions,
+-- not any message's label (those stay in the labels file).
+CREATE TABLE IF NOT EXISTS raw.group_paraphrases (
+    corpus      VARCHAR NOT NULL,
+    group_id    VARCHAR NOT NULL,
+    group_row   INTEGER NOT NULL,  -- position of the group in its file (0-based)
+    paraphrase  INTEGER NOT NULL,  -- 1-4, in the file's order
+    item        VARCHAR NOT NULL,  -- group_id || '.' || paraphrase, e.g. 'G01.1'
+    text        VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.group_intents (
+    corpus    VARCHAR NOT NULL,
+    group_id  VARCHAR NOT NULL,
+    intent    VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.group_weights (
+    corpus    VARCHAR NOT NULL,
+    group_id  VARCHAR NOT NULL,
+    feature   VARCHAR NOT NULL,
+    weight    DOUBLE  NOT NULL  -- in (0, 1]
+);
+CREATE TABLE IF NOT EXISTS raw.control_cases (
+    corpus            VARCHAR NOT NULL,
+    case_id           VARCHAR NOT NULL,
+    case_row          INTEGER NOT NULL,  -- position of the case in its file (0-based)
+    name              VARCHAR NOT NULL,
+    unwanted_feature  VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raw.case_weights (
+    corpus   VARCHAR NOT NULL,
+    case_id  VARCHAR NOT NULL,
+    feature  VARCHAR NOT NULL,
+    weight   DOUBLE  NOT NULL  -- in (0, 1]: the case's positive query
+);
+CREATE TABLE IF NOT EXISTS raw.case_intents (
+    corpus   VARCHAR NOT NULL,
+    case_id  VARCHAR NOT NULL,
+    intent   VARCHAR NOT NULL,
+    role     VARCHAR NOT NULL  -- 'desired' | 'unwanted'
+);

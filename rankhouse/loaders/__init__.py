@@ -18,6 +18,7 @@ from rankhouse.loaders.evidence import (
     load_evidence_vectors,
 )
 from rankhouse.loaders.features import load_feature_schema
+from rankhouse.loaders.features_groups import load_groups, load_requirements
 from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
@@ -60,6 +61,11 @@ LOADERS = {
         Loader("evidence.vectors", load_evidence_vectors, False, (("raw.evidence_vectors", "bundle"),)),
         Loader("evidence.judgments", load_evidence_judgments, True,
                (("evidence_judgments", "bundle"), ("evidence_obligations", "bundle"))),
+        Loader("features.groups", load_groups, False,
+               (("raw.group_paraphrases", "corpus"), ("raw.group_intents", "corpus"))),
+        Loader("features.requirements", load_requirements, False,
+               (("raw.group_weights", "corpus"), ("raw.control_cases", "corpus"), ("raw.case_weights", "corpus"),
+                ("raw.case_intents", "corpus"))),
         Loader("lanes.narratives", load_narratives, False, (("raw.lane_units", "corpus"), ("raw.queries", "corpus"))),
         Loader("lanes.topic_classes", load_topic_classes, True, (("topic_classes", "corpus"),)),
         Loader("lanes.runs", load_lane_runs, False, (("raw.lane_runs", "lane_set"),)),
@@ -83,12 +89,14 @@ __all__ = [
     "load_evidence_tasks",
     "load_evidence_vectors",
     "load_feature_schema",
+    "load_groups",
     "load_lane_runs",
     "load_narratives",
     "load_passage_cache",
     "load_qrels",
     "load_queries",
     "load_query_classes",
+    "load_requirements",
     "load_run",
     "load_scifact_documents",
     "load_scifact_queries",

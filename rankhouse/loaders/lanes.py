@@ -81,7 +81,9 @@ class Topic:
     classes: tuple[str, ...] | None
 
 
-def _identifier(path: str | Path, line: int, value: object, what: str) -> str:
+def identifier(path: str | Path, line: int, value: object, what: str) -> str:
+    """A name: a non-empty string without whitespace (topic ids, subnarrative and class names, the
+    features loaders' ids and intents)."""
     if not isinstance(value, str) or not value.strip():
         raise InputError(path, line, f"{what} is not a non-empty string", repr(value)[:60])
     if ANY_WHITESPACE.search(value):
@@ -100,7 +102,7 @@ def _classes(path: str | Path, line: int, value: object) -> tuple[str, ...] | No
         return None
     if not isinstance(value, list) or not value:
         raise InputError(path, line, "classes must be a non-empty list of names", repr(value)[:60])
-    classes = tuple(_identifier(path, line, c, "class") for c in value)
+    classes = tuple(identifier(path, line, c, "class") for c in value)
     if len(set(classes)) != len(classes):
         raise InputError(path, line, "a class is listed twice for this topic", repr(value)[:80])
     return classes
@@ -108,7 +110,7 @@ def _classes(path: str | Path, line: int, value: object) -> tuple[str, ...] | No
 
 def _topic(path: str | Path, line: int, topic: object, narrative: object, subnarratives: object,
            classes: object) -> Topic:  # fmt: skip
-    topic = _identifier(path, line, topic, "topic id")
+    topic = identifier(path, line, topic, "topic id")
     narrative = _text(path, line, narrative, "narrative")
     if not isinstance(subnarratives, list):
         raise InputError(path, line, "subnarratives must be a list of {name, text}", repr(subnarratives)[:60])
@@ -116,7 +118,7 @@ def _topic(path: str | Path, line: int, topic: object, narrative: object, subnar
     for entry in subnarratives:
         if not isinstance(entry, dict) or set(entry) - {"name", "text"} or not {"name", "text"} <= set(entry):
             raise InputError(path, line, "a subnarrative has exactly a name and a text", repr(entry)[:60])
-        name = _identifier(path, line, entry["name"], "subnarrative name")
+        name = identifier(path, line, entry["name"], "subnarrative name")
         if name in seen:
             raise InputError(path, line, "subnarrative name given twice in this topic", name)
         seen.add(name)

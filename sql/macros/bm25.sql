@@ -20,3 +20,38 @@ CAST(round(
     / ({{ tf }} + {{ k1 }} * (1 - {{ b }} + {{ b }} * {{ length }} / {{ average_length }})) * 1e12
 ) AS BIGINT)
 {%- endmacro %}
+
+{#- BM25 (seed 004) of every (query, document) pair of `corpus`: the sum of the document's bm25_weights
+    over the query's distinct terms, 0 when they share no term. `query_terms` is a relation of (corpus,
+    <key>, term), one row per distinct term of a query, `queries` one of (corpus, <key>), every query
+    once; the query's key column is `key`. The weights are whole 1e-12 units, so while no score reaches
+    2^53 units (9,007.2) their sum in doubles is exact in any order of addition. -#}
+{% macro bm25_sums(query_terms, queries, key, corpus) -%}
+WITH term_matches AS (
+    SELECT CAST(q.{{ key }} AS INTEGER) AS {{ key }}, CAST(w.doc_row AS INTEGER) AS doc_row, w.weight_units
+    FROM {{ query_terms }} AS q
+    JOIN models.bm25_weights AS w ON w.term = q.term
+    WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}
+),
+
+-- Every pair once with weight 0, so that a pair without a common term still gets its score of 0.
+every_pair AS (
+    SELECT
+        CAST(q.{{ key }} AS INTEGER) AS {{ key }},
+        CAST(d.doc_row AS INTEGER) AS doc_row,
+        CAST(0 AS BIGINT) AS weight_units
+    FROM {{ queries }} AS q
+    CROSS JOIN models.documents AS d
+    WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
+)
+
+-- 32-bit row keys: DuckDB sums over their known ranges into an array (a model's `aggregate: array`),
+-- and a ranking's sort is faster on them.
+SELECT
+    {{ corpus | literal }} AS corpus,
+    u.{{ key }},
+    u.doc_row,
+    sum(CAST(u.weight_units AS DOUBLE)) / 1e12 AS score
+FROM (SELECT * FROM term_matches UNION ALL SELECT * FROM every_pair) AS u
+GROUP BY u.{{ key }}, u.doc_row
+{%- endmacro %}

@@ -1,0 +1,11 @@
+-- name: group_phrase_bm25
+-- version: 1
+-- stage: prepare
+-- grain: query_key, doc_row
+-- audits: not_null(corpus, query_key, doc_row, score); unique_grain; accepted_range(score, 0, 9007)
+-- parameters: corpus = "banking77"
+-- description: BM25 of each E3 phrase over the training documents ('phrase-bm25', seed 004): the
+--   bm25_sums macro over the phrase's distinct terms, with the corpus's bm25_weights (the same
+--   tokens, k1, b, df and IDF as every BM25 query); 0 for a document sharing no term. The range audit
+--   keeps every score below 2^53 units of 1e-12, where the sums are exact in any order.
+{{ bm25_sums('models.group_phrase_terms', 'models.group_queries', 'query_key', corpus) }}
