@@ -292,3 +292,26 @@ CREATE TABLE IF NOT EXISTS meta.passage_scorings (
     seconds            DOUBLE    NOT NULL,
     scored_at          TIMESTAMP NOT NULL
 );
+
+-- Named features (seed 004 E2-E5, issue 15). PROVISIONAL: the shared shapes of the extraction store,
+-- declared here so that models/staging/feature_*.sql can read them; the extraction store's own DDL
+-- (resumable store, per-call receipts) replaces this block when it lands. A schema's rows, one per
+-- feature, under the schema's name and the SHA-256 of its file.
+CREATE TABLE IF NOT EXISTS raw.feature_schema (
+    schema         VARCHAR NOT NULL,
+    schema_sha256  VARCHAR NOT NULL,
+    position       INTEGER NOT NULL,  -- 1-based, the order of feature lists
+    feature        VARCHAR NOT NULL,
+    family         VARCHAR NOT NULL,
+    question       VARCHAR NOT NULL
+);
+-- Extracted values: one per (corpus, split, row, feature) for a schema (by its SHA-256) and extractor.
+CREATE TABLE IF NOT EXISTS raw.feature_values (
+    corpus         VARCHAR NOT NULL,
+    split          VARCHAR NOT NULL,  -- 'train' (row_index = raw.documents.row_index) | 'test' (raw.queries)
+    row_index      INTEGER NOT NULL,
+    schema_sha256  VARCHAR NOT NULL,
+    extractor      VARCHAR NOT NULL,  -- 'minilm:<12 hex>' or 'http:<model>'
+    feature        VARCHAR NOT NULL,
+    value          DOUBLE  NOT NULL   -- in [0, 1], whole thousandths
+);
