@@ -19,9 +19,7 @@ WITH queries AS (
 ),
 
 documents AS (
-    SELECT doc_row, CAST(feature_units AS DOUBLE[]) AS units
-    FROM models.document_features
-    WHERE corpus = {{ corpus | literal }}
+    {{ feature_lists('document_features', 'doc_row', corpus) | indent(4) }}
 ),
 
 numerators AS (

@@ -26,3 +26,14 @@ list_dot_product(CAST({{ terms }} AS DOUBLE[]), CAST({{ document_units }} AS DOU
 {% macro weighted_relevance(numerator, denominator) -%}
 CASE WHEN {{ denominator }} = 0 THEN 0.0 ELSE {{ numerator }} / ({{ denominator }} * 1000.0) END
 {%- endmacro %}
+
+{#- A corpus's feature lists (document_features or query_features) by row, as DOUBLE[] of whole
+    thousandths (exact), the type list_dot_product reads, with the squared norm of each. -#}
+{% macro feature_lists(model, row, corpus) -%}
+SELECT
+    {{ row }},
+    CAST(feature_units AS DOUBLE[]) AS units,
+    list_dot_product(CAST(feature_units AS DOUBLE[]), CAST(feature_units AS DOUBLE[])) AS norm2
+FROM models.{{ model }}
+WHERE corpus = {{ corpus }}
+{%- endmacro %}
