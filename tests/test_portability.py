@@ -13,8 +13,10 @@ PROJECT = Project.load()
 
 @pytest.mark.parametrize("name", sorted(PROJECT.models))
 def test_model_is_portable_to_spark(name):
-    assert portability_problems(PROJECT.models[name]) == []
-    assert to_spark(PROJECT.models[name]).strip()
+    model = PROJECT.models[name]
+    assert portability_problems(model) == []
+    if not (model.dialect or "").lower().startswith("duckdb"):  # an exempt model may use what Spark lacks
+        assert to_spark(model).strip()
 
 
 @pytest.mark.parametrize(

@@ -4,21 +4,27 @@
 -- grain: feature
 -- audits: not_null(feature, position, family, df, documents, weight); unique_grain; accepted_range(weight, 0, )
 -- parameters: corpus = "banking77"
--- description: PROVISIONAL copy (issue 15, the E2 engineer's model replaces it): the global weight of
---   each feature (seed 004 E2), w = ln((N + 1) / (df + 1)), df counting the training documents whose
---   value is >= 0.5 (units >= 500), N the training documents of `corpus`.
-WITH collection AS (
-    SELECT count(*) AS documents FROM models.documents WHERE corpus = {{ corpus }}
+-- description: The global feature weights of seed 004 E2, published: per feature, df = the training
+--   messages (documents) whose value is >= 0.5 (units >= 500), documents = N, and the weight
+--   w = ln((N + 1) / (df + 1)). Unsupervised and from the training split only (no query, no label).
+WITH documents AS (
+    SELECT count(*) AS documents FROM models.documents WHERE corpus = {{ corpus | literal }}
 ),
 
 frequencies AS (
-    SELECT s.feature, s.position, s.family, count(v.row_index) AS df
-    FROM models.feature_schema AS s
-    LEFT JOIN models.feature_values AS v
-        ON v.feature = s.feature AND v.corpus = {{ corpus }} AND v.split = 'train' AND v.units >= 500
-    GROUP BY s.feature, s.position, s.family
+    SELECT position, count(*) FILTER (WHERE units >= 500) AS df
+    FROM models.feature_values
+    WHERE corpus = {{ corpus | literal }} AND split = 'train'
+    GROUP BY position
 )
 
-SELECT f.feature, f.position, f.family, f.df, c.documents, ln((c.documents + 1) / (f.df + 1)) AS weight
-FROM frequencies AS f
-CROSS JOIN collection AS c
+SELECT
+    s.feature,
+    s.position,
+    s.family,
+    coalesce(f.df, 0) AS df,
+    n.documents,
+    ln(CAST(n.documents + 1 AS DOUBLE) / (coalesce(f.df, 0) + 1)) AS weight
+FROM models.feature_schema AS s
+CROSS JOIN documents AS n
+LEFT JOIN frequencies AS f ON f.position = s.position

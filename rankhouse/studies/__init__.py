@@ -4,7 +4,7 @@ parts in common.py. A protocol names its writer in `[outputs] writer` (default "
 adds a module and a line here, and nothing in the core.
 
     >>> sorted(WRITERS)
-    ['evidence', 'fusion', 'lanes', 'retrieval', 'trec']
+    ['evidence', 'features', 'fusion', 'lanes', 'retrieval', 'trec']
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from types import ModuleType
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Evaluation, Study
 
-WRITERS = {name: f"rankhouse.studies.{name}" for name in ("trec", "retrieval", "fusion", "evidence", "lanes")}
+WRITERS = {
+    name: f"rankhouse.studies.{name}" for name in ("trec", "retrieval", "fusion", "evidence", "lanes", "features")
+}
 
 
 def writer(study: Study) -> ModuleType:

@@ -87,7 +87,12 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
 
 def table(study: Study, evaluation: Evaluation) -> str:
     """Measures as rows, methods as columns, with Wilson intervals where there are any."""
-    found = results(study, evaluation)
+    return format_table(results(study, evaluation))
+
+
+def format_table(found: dict) -> str:
+    """The summary of a retrieval results.json: per subset, measures as rows and methods as columns (with
+    Wilson intervals where there are any), the paired bootstrap contrasts and the duplicate counts."""
     lines = []
     for title, block in [("all queries", found["methods"]), *found["subsets"].items()]:
         methods = sorted(block)
