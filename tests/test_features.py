@@ -379,10 +379,10 @@ def test_an_incomplete_extraction_is_refused_and_builds_nothing(tmp_path):
     wh = toy_warehouse(tmp_path, TIES_DOCUMENTS, TIES_QUERIES)
     wh.sql("DELETE FROM raw.feature_values WHERE split = 'train' AND row_index = 5 AND feature = 'x2'")
     with pytest.raises(
-        AuditError, match=r"(?s)feature_completeness: audit accepted_range\(missing, 0, 0\).*split='train'.*missing=1"
+        AuditError, match=r"(?s)feature_coverage: audit accepted_range\(missing, 0, 0\).*split='train'.*missing=1"
     ):
         build(wh, "+feature_rankings")
-    assert not wh.table_exists("models.feature_completeness") and not wh.table_exists("models.document_features")
+    assert not wh.table_exists("models.feature_coverage") and not wh.table_exists("models.document_features")
 
 
 def test_two_extractors_of_the_provider_are_refused(tmp_path):

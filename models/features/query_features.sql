@@ -3,7 +3,7 @@
 -- stage: prepare
 -- grain: corpus, query_row
 -- audits: not_null(corpus, query_row, qid, feature_units); unique_grain
--- depends_on: models.feature_completeness
+-- depends_on: models.feature_coverage
 -- dialect: duckdb: an ordered list aggregate (list ... ORDER BY position)
 -- description: Every query's (test message's) feature values as one list of whole thousandths in
 --   schema position order, like document_features. Seed 004 E2: the query's values are property
