@@ -9,6 +9,7 @@ import csv
 import math
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -225,12 +226,14 @@ def python_weights(units: list[dict[str, int]]) -> dict[str, float]:
 
 
 def python_relevance(units: list[dict[str, int]], requirement: dict[str, float]) -> list[float]:
-    """sum(r_i w_i d_i) / sum(r_i w_i), 0 for a zero denominator (seed 004)."""
-    w = python_weights(units)
-    denominator = sum(r * w[f] for f, r in requirement.items())
+    """sum(r_i w_i d_i) / sum(r_i w_i), 0 for a zero denominator (seed 004), in exact rationals with the
+    documented units (sql/macros/features.sql): r_i and d_i in whole thousandths, w_i in whole 1e-6."""
+    w = {f: round(x * 1e6) for f, x in python_weights(units).items()}
+    r = {f: round(x * 1000) for f, x in requirement.items()}
+    denominator = sum(r[f] * w[f] for f in r)
     if denominator == 0:
         return [0.0] * len(units)
-    return [sum(r * w[f] * u[f] / 1000 for f, r in requirement.items()) / denominator for u in units]
+    return [float(Fraction(sum(r[f] * w[f] * u[f] for f in r), denominator * 1000)) for u in units]
 
 
 def ranking(scores: list[float]) -> list[int]:

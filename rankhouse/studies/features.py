@@ -1,4 +1,4 @@
-"""The writer of the named-feature study (seed 004 E2 and E5; studies/banking77_features.toml): the four
+"""The writer of the named-feature study (seed 004 E2-E5; studies/banking77_features.toml): the four
 E2 methods (bm25, cosine, dot, weighted) in the retrieval study's results shape, E5's ablations, the
 published weights and feature distributions, per-query predictions, confusion summaries, fingerprints,
 the dataset's attribution, reproduction commands and a readable report.
@@ -11,26 +11,63 @@ seed_extractor = "http:<model id>"`.
 
 results.json: the shared header, `extractor`, `methods.<method>.<measure>.{value, ci_low?, ci_high?,
 queries}`, `subsets`, `contrasts.<subset>.<a - b>`, `duplicates` (as retrieval studies), `ablations`,
-`weights`, `fingerprints`, `dataset`, `reproduction`. Files: weights.csv, feature_distributions.csv,
-per_query.csv, class_results.csv, confusions.csv, ablations.csv, fingerprints.json, DATASET_SOURCE.md
-(the data's SOURCE.md, copied), report.md. E3/E4 report sections come from
-rankhouse/studies/feature_requirements.py (`e3_sections`, `e4_sections`) when that module exists.
+`weights`, `fingerprints`, `dataset`, `reproduction`, `receipts` (the extraction's, per split), and `e3`,
+`e4` and `query_fixtures` when the protocol evaluates those parts (rankings `group_rankings@e3`,
+`case_rankings@e4`). Files: weights.csv, feature_distributions.csv, per_query.csv, class_results.csv,
+confusions.csv, ablations.csv, receipts.csv, fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md,
+copied), report.md; with E3/E4 also e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv (written by
+rankhouse/studies/feature_requirements.py, which also gives E3's and E4's results and report sections).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from datetime import datetime
 from pathlib import Path
 
 from rankhouse.loaders.sources import sha256_file
-from rankhouse.studies import retrieval
+from rankhouse.studies import feature_requirements, retrieval
 from rankhouse.studies.common import write_csv, write_json
 from rankhouse.study import Evaluation, Study
 
 METHODS = ["bm25", "cosine", "dot", "weighted"]  # seed 004 E2, in its order
 MEASURES = ["Top-1", "Hit@5", "R@5", "RR", "nDCG@10", "P@5", "macro-Top-1"]
-REQUIREMENTS_MODULE = "rankhouse.studies.feature_requirements"
+PARTS = {"e3": "group_rankings@e3", "e4": "case_rankings@e4"}  # a part, and the rankings that evaluate it
+
+
+def has_part(study: Study, part: str) -> bool:
+    """Whether the protocol evaluates E3 (`e3`) or E4 (`e4`): its rankings name that part's source."""
+    return PARTS[part] in study.protocol.parameters.get("rankings", [])
+
+
+def receipts(study: Study) -> list[dict]:
+    """The extraction's receipts per split (models.extraction_receipts), timestamps as ISO text."""
+    if not study.wh.table_exists("models.extraction_receipts"):
+        return []
+    rows = _rows(study, "SELECT * FROM models.extraction_receipts ORDER BY split")
+    return [{k: v.isoformat() if isinstance(v, datetime) else v for k, v in r.items()} for r in rows]
+
+
+def query_fixtures(study: Study) -> dict:
+    """The E3 phrases and E4 cases exactly as evaluated: ids, texts, weights, intents."""
+    fixtures: dict = {}
+    if has_part(study, "e3"):
+        fixtures["e3_phrases"] = _rows(
+            study, "SELECT item, group_id, paraphrase, text FROM models.group_queries ORDER BY query_key"
+        )
+        fixtures["e3_manual_weights"] = _rows(
+            study, "SELECT group_id, feature, weight FROM models.group_weights ORDER BY group_id, feature"
+        )
+    if has_part(study, "e4"):
+        fixtures["e4_cases"] = _rows(
+            study, "SELECT case_id, name, unwanted_feature FROM models.control_cases ORDER BY case_row"
+        )
+        fixtures["e4_weights"] = _rows(
+            study, "SELECT case_id, feature, weight FROM models.case_weights ORDER BY case_id, feature"
+        )
+        fixtures["e4_intents"] = _rows(
+            study, "SELECT case_id, role, intent FROM models.case_intents ORDER BY case_id, role, intent"
+        )
+    return fixtures
 
 
 def extractor(study: Study) -> dict:
@@ -137,6 +174,10 @@ def results(study: Study, evaluation: Evaluation) -> dict:
         "fingerprints": fingerprints(study, evaluation, block),
         "dataset": {k: v for k, v in dataset(study).items() if k != "text"},
         "reproduction": reproduction(study),
+        "receipts": receipts(study),
+        **({"e3": feature_requirements.e3_results(study, evaluation)} if has_part(study, "e3") else {}),
+        **({"e4": feature_requirements.e4_results(study, evaluation)} if has_part(study, "e4") else {}),
+        **({"query_fixtures": query_fixtures(study)} if has_part(study, "e3") or has_part(study, "e4") else {}),
     }
 
 
@@ -173,6 +214,12 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     }  # fmt: skip
     for name, (sql, params) in tables.items():
         written.append(_labelled(study, out / name, block, sql, params))
+    if found["receipts"]:
+        columns = list(found["receipts"][0])
+        written.append(write_csv(out / "receipts.csv", columns, [[r[c] for c in columns] for r in found["receipts"]]))
+    if has_part(study, "e3") or has_part(study, "e4"):
+        written += feature_requirements.write_csvs(study, evaluation, out)
+        written.append(write_json(out / "query_fixtures.json", found["query_fixtures"]))
     written.append(write_json(out / "fingerprints.json", found["fingerprints"]))
     source = dataset(study)
     (out / "DATASET_SOURCE.md").write_text(source["text"])
@@ -221,11 +268,11 @@ def _verdict(contrast: dict) -> str:
 
 
 def _sections(name: str, study: Study, evaluation: Evaluation) -> list[str]:
-    """E3's or E4's report sections from the requirements module, or a line saying they are not built."""
-    if importlib.util.find_spec(REQUIREMENTS_MODULE) is None:
-        return ["not built (rankhouse/studies/feature_requirements.py does not exist yet)."]
-    found = getattr(importlib.import_module(REQUIREMENTS_MODULE), f"{name}_sections")(study, evaluation)
-    return found.splitlines() if isinstance(found, str) else list(found)
+    """E3's or E4's report sections (rankhouse/studies/feature_requirements.py), or a line saying that
+    this protocol does not evaluate the part."""
+    if not has_part(study, name):
+        return [f"not part of this protocol (its rankings do not name {PARTS[name]})."]
+    return list(getattr(feature_requirements, f"{name}_sections")(study, evaluation))
 
 
 def report(study: Study, evaluation: Evaluation, found: dict, source: dict) -> str:
@@ -235,7 +282,7 @@ def report(study: Study, evaluation: Evaluation, found: dict, source: dict) -> s
     duplicates = found["duplicates"]
     queries = duplicates["queries"]
     documents = found["weights"][0]["documents"] if found["weights"] else 0
-    lines = [f"# {study.protocol.name}: named features on BANKING77 (seed 004, E2 and E5)", ""]
+    lines = [f"# {study.protocol.name}: named features on BANKING77 (seed 004, E2-E5)", ""]
     if block["stand_in"]:
         lines += [f"> **Every figure here is a stand-in's.** {block['note']} The same holds for every file "
                   "beside this report.", ""]  # fmt: skip
@@ -299,9 +346,13 @@ def report(study: Study, evaluation: Evaluation, found: dict, source: dict) -> s
             f"| {w['feature']} | {w['family']} | {w['df']:,} | {w['weight']:.4f} | "
             f"{train.get('mean', 0):.3f} | {test.get('mean', 0):.3f} | {train.get('share_high', 0):.3f} |"
         )
-    lines += ["", "## E3 and E4", ""]
-    lines += ["E3 (broader semantic retrieval): " + "\n".join(_sections("e3", study, evaluation)), ""]
-    lines += ["E4 (controllability): " + "\n".join(_sections("e4", study, evaluation))]
+    for part, title in (("e3", "E3: broader semantic retrieval"), ("e4", "E4: controllability")):
+        if has_part(study, part):
+            for section in _sections(part, study, evaluation):
+                lines += ["", section]
+        else:
+            lines += ["", f"## {title}", "", *_sections(part, study, evaluation)]
+    lines += ["", "## Extraction receipts", "", *_receipt_lines(found["receipts"])]
     lines += ["", *limits(study, found, block)]
     lines += ["", "## Reproduction", "", "```sh", *found["reproduction"], "```", "",
               "## Fingerprints", "", f"- protocol {study.protocol.path}: {study.protocol.sha256}",
@@ -312,6 +363,18 @@ def report(study: Study, evaluation: Evaluation, found: dict, source: dict) -> s
               f"From {source['source']} (copied as DATASET_SOURCE.md):", ""]  # fmt: skip
     lines += ["> " + line if line else ">" for line in source["text"].splitlines()]
     return "\n".join(lines) + "\n"
+
+
+def _receipt_lines(rows: list[dict]) -> list[str]:
+    """The receipts as a Markdown table, one column per split (receipts.csv has every column)."""
+    if not rows:
+        return ["No extraction calls are recorded."]
+    splits = [r["split"] for r in rows]
+    lines = ["| | " + " | ".join(splits) + " |", "| --- |" + " ---: |" * len(splits)]
+    for key in rows[0]:
+        if key not in ("corpus", "split"):
+            lines.append(f"| {key} | " + " | ".join("" if r[key] is None else str(r[key]) for r in rows) + " |")
+    return lines
 
 
 def _confusion_lines(study: Study, evaluation: Evaluation) -> list[str]:
