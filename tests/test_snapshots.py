@@ -261,6 +261,90 @@ def build_extraction(wh: Warehouse) -> None:
     Runner(wh, project, params).run(names)
 
 
+# (card_delivery, card_payment, pending_state, declined_or_rejected) in thousandths, by row of
+# tests/fixtures/features/snapshot_train.csv and snapshot_test.csv. Training rows 2 and 4 are the same
+# message (an exact tie everywhere); 6 and 7 are proportional (one cosine); 8 has 499 (below df's 0.5);
+# 9 is all zeros; 11 and 12 tie under C1's penalty 0.5 (600 - 200 = 500 - 100); 12 and 14 pass C1's
+# filter (pending_state <= 200) although pending (semantic failures); 18 has 201 (just over C2's filter).
+FEATURE_UNITS = {
+    "train": [(900, 0, 300, 0), (700, 100, 600, 0), (800, 0, 200, 100), (650, 0, 500, 0), (800, 0, 200, 100),
+              (1000, 0, 0, 0), (400, 0, 0, 0), (800, 0, 0, 0), (499, 0, 100, 0), (0, 0, 0, 0),
+              (0, 900, 900, 0), (0, 600, 400, 0), (0, 500, 200, 0), (100, 700, 1000, 0), (0, 800, 150, 200),
+              (0, 900, 0, 1000), (0, 500, 0, 800), (0, 600, 100, 700), (200, 700, 0, 201), (0, 400, 0, 450)],
+    "test": [(800, 0, 300, 0), (800, 0, 0, 0), (0, 700, 800, 0), (0, 700, 800, 0), (0, 800, 0, 900), (0, 0, 0, 0)],
+}  # fmt: skip
+# the provider's reading of each E3 phrase (G01.4 named no feature) and its flags (G02.3 has none)
+INTERPRETED = {
+    "G01.1": {"card_delivery": 0.9}, "G01.2": {"card_delivery": 0.8, "pending_state": 0.4},
+    "G01.3": {"card_delivery": 1.0}, "G01.4": {},
+    "G02.1": {"card_payment": 0.7, "pending_state": 0.9}, "G02.2": {"card_payment": 0.6, "declined_or_rejected": 0.8},
+    "G02.3": {"pending_state": 1.0}, "G02.4": {"declined_or_rejected": 0.75, "card_payment": 0.25},
+}  # fmt: skip
+FLAGGED = {"G01.2": (False, True), "G01.4": (True, False)}  # (unsupported, review); the others (False, False)
+# seed 004 E3/E4 as parts of the feature study: the parameters of studies/banking77_features.toml
+FEATURE_STUDY = (
+    "banking77_features.toml",
+    {"corpus": "tiny", "schema": "snapshot", "cluster_plan": "group_bootstrap",
+     "rankings": ["feature_rankings", "feature_ablation_rankings", "group_rankings@e3", "case_rankings@e4",
+                  "case_rankings@e4_unwanted"],
+     "part_judgments": ["group_judgments@e3", "case_judgments@e4", "case_unwanted_judgments@e4_unwanted"],
+     "measures": ["Top-1", "Hit@5", "R@5", "RR", "nDCG@10", "P@5", "P@10", "R@10", "Hit@10", "MRR"],
+     "cluster_measures": ["P@10", "R@10", "Hit@10", "nDCG@10", "MRR"], "filter_units": 200},
+    "+extraction_receipts +group_rankings +group_clusters +group_interpretations +case_rankings "
+    "+case_penalty_checks +case_filter +case_top10_changes +cluster_bootstrap +group_results "
+    "+case_unwanted_rank_changes +case_semantic_failures",
+)  # fmt: skip
+
+
+def build_features(wh: Warehouse) -> None:
+    """Seed 004 E2-E5 on 20 hand-made training messages of 4 intents and 6 test messages (one also in
+    training, two equal once normalised, one without features), a schema of 4 features in 2 families,
+    2 groups and 6 cases (tests/fixtures/features/snapshot_*), the provider's values and readings as
+    above, and plans of 20 replicates from the study's generators."""
+    from datetime import datetime
+
+    from rankhouse.generators import GENERATORS, Context
+    from rankhouse.loaders import (
+        load_document_classes,
+        load_documents,
+        load_feature_schema,
+        load_groups,
+        load_queries,
+        load_query_classes,
+        load_requirements,
+    )
+
+    folder = FIXTURES / "features"
+    load_documents(wh, folder / "snapshot_train.csv", "tiny")
+    load_queries(wh, folder / "snapshot_test.csv", "tiny")
+    load_document_classes(wh, folder / "snapshot_train.csv", "tiny")
+    load_query_classes(wh, folder / "snapshot_test.csv", "tiny")
+    load_feature_schema(wh, folder / "snapshot.schema.toml")
+    load_groups(wh, folder / "snapshot_groups.toml", "tiny")
+    load_requirements(wh, folder / "snapshot_requirements.toml", "tiny")
+    rows = wh.sql("SELECT schema_sha256, feature FROM raw.feature_schema WHERE schema = 'snapshot' ORDER BY position")
+    sha, features, extractor = rows[0][0], [feature for _, feature in rows], "minilm:0123456789ab"
+    wh.con.executemany("INSERT INTO raw.feature_values VALUES ('tiny', ?, ?, ?, ?, ?, ?)",
+                       [(split, row, sha, extractor, f, u / 1000) for split, table in FEATURE_UNITS.items()
+                        for row, units in enumerate(table) for f, u in zip(features, units)])  # fmt: skip
+    wh.con.executemany(
+        "INSERT INTO raw.requirement_values VALUES ('tiny', ?, ?, ?, ?, ?)",
+        [(item, sha, extractor, f, w) for item, ws in INTERPRETED.items() for f, w in ws.items()],
+    )
+    wh.con.executemany("INSERT INTO raw.requirement_flags VALUES ('tiny', ?, ?, ?, ?, ?, ?, ?)",
+                       [(item, sha, extractor, *FLAGGED.get(item, (False, False)), max(ws.values(), default=0.0),
+                         "names no feature" if not ws else None) for item, ws in INTERPRETED.items()
+                        if item != "G02.3"])  # fmt: skip
+    for n, split in enumerate(("train", "test", "requirements")):  # the stand-in's batch calls, one per split
+        wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', ?, NULL, ?, ?, 1, 'minilm', 'all-MiniLM-L6-v2', ?, "
+               "?, 'ok', NULL, NULL, 0.0, false, NULL)",
+               [split, sha, extractor, datetime(2026, 9, 26, 12, 0, n), 0.5 + n])  # fmt: skip
+    context = Context(wh, lambda _: None, lambda _: lambda done, total: None, lambda _: None)
+    for kind, plan in (("resample_plan", "top1_bootstrap"), ("cluster_plan", "group_bootstrap")):
+        GENERATORS[kind].run(context, plan, {"corpus": "tiny", "seed": 20260926, "replicates": 20})
+    build_study(wh, *FEATURE_STUDY)
+
+
 def canonical_csv(wh: Warehouse, table: str) -> str:
     """A table as CSV: rows sorted, floats to 12 significant digits."""
     columns, rows = wh.columns(f"SELECT * FROM {table} ORDER BY ALL")
@@ -287,6 +371,7 @@ SNAPSHOTS = {
     "lanes": (build_lanes, lambda: study_models(*LANES)),
     "compare": (build_compare, compare_models),
     "extraction": (build_extraction, extraction_models),
+    "features": (build_features, lambda: study_models(*FEATURE_STUDY)),
 }
 CASES = [(fixture, name) for fixture, (_, models) in SNAPSHOTS.items() for name in models()[2]]
 
