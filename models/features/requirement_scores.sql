@@ -5,6 +5,7 @@
 -- audits: not_null(system, corpus, query_key, doc_row, score_key, score); unique_grain
 -- parameters: corpus = "banking77"
 -- depends_on: models.requirement_features
+-- dialect: duckdb: ordered list aggregates, list lambdas and list_dot_product over feature lists
 -- description: Each explicit requirement (feature_requirements) scored on every training document's
 --   stored features with the shared weighted relevance, r_i in place of q_i (seed 004):
 --   sum(r_i w_i d_i) / sum(r_i w_i), w_i the global feature weights, d_i the document's value; 0 for a
