@@ -111,7 +111,8 @@ def e3_results(study: Study, evaluation: Evaluation) -> dict:
     }
 
 
-def _cell(entry: dict | None) -> str:
+def measure_cell(entry: dict | None) -> str:
+    """A measure as a report cell: its value, with its interval when it has one."""
     if entry is None:
         return ""
     if "ci_low" in entry:
@@ -138,7 +139,7 @@ def e3_sections(study: Study, evaluation: Evaluation) -> list[str]:
         "counts, whatever its interpretation's flags. Intervals: 95% percentile bootstrap over the groups, not the "
         "phrases (a group's paraphrases are correlated). " + PROXY,
         _table(["system", *E3_MEASURES],
-               [[s, *(_cell(found["systems"].get(s, {}).get(m)) for m in E3_MEASURES)] for s in E3_SYSTEMS]),
+               [[s, *(measure_cell(found["systems"].get(s, {}).get(m)) for m in E3_MEASURES)] for s in E3_SYSTEMS]),
         f"Interpretations: {rates.get('review', 0)} of {rates.get('phrases', 0)} phrases flagged for review "
         f"({rates.get('review_rate') or 0:.1%}), {rates.get('unsupported', 0)} unsupported "
         f"({rates.get('unsupported_rate') or 0:.1%}), {rates.get('without_weights', 0)} with no feature named "

@@ -242,19 +242,12 @@ def table(study: Study, evaluation: Evaluation) -> str:
 
 
 # -- report.md --------------------------------------------------------------------------------------
-def _cell(entry: dict | None) -> str:
-    if entry is None:
-        return ""
-    if "ci_low" in entry:
-        return f"{entry['value']:.4f} [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]"
-    return f"{entry['value']:.4f}"
-
-
 def _measure_table(block: dict) -> list[str]:
     methods = [m for m in METHODS if m in block]
     lines = ["| measure | " + " | ".join(methods) + " |", "| --- |" + " ---: |" * len(methods)]
     for measure in MEASURES:
-        lines.append(f"| {measure} | " + " | ".join(_cell(block[m].get(measure)) for m in methods) + " |")
+        cells = (feature_requirements.measure_cell(block[m].get(measure)) for m in methods)
+        lines.append(f"| {measure} | " + " | ".join(cells) + " |")
     return lines
 
 
