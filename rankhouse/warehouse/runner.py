@@ -91,6 +91,7 @@ class Runner:
         self.project = project
         self.params = params or {}
         self._fingerprints: dict[str, str] = {}
+        self._functions_checked = False  # user_functions, once per runner: a model defines none
         unknown = set(self.params) - {k for m in project.models.values() for k in m.parameters}
         if unknown:
             raise RankhouseError(f"no model declares parameter(s) {', '.join(sorted(unknown))}")
@@ -198,7 +199,8 @@ class Runner:
             self._log(model.name, fingerprint, "skipped", rows, seconds, None)
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         sql = render(model, self.params)
-        defined = user_functions(self.wh)
+        defined = [] if self._functions_checked else user_functions(self.wh)
+        self._functions_checked = not defined
         if defined:
             kind, name = defined[0]
             raise ModelError(
