@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, parse_params, report_model, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, parse_params, report_model, say, table
 from rankhouse.errors import RankhouseError, did_you_mean
+from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import render
@@ -36,23 +37,91 @@ def _summary(description: str) -> str:
     return description.split(". ")[0].rstrip(".")
 
 
+STAGES = ("prepare", "evaluate")
+LINEAGE_FORMATS = ("text", "dot", "mermaid")
+StudyOption = Annotated[
+    Path | None,
+    typer.Option("--study", help="A study's protocol: its models (both stages) with its parameters."),
+]
+
+
+def _listed(project: Project, select: str | None, stage: str | None, study: Protocol | None) -> list[str]:
+    """The models `models list` shows, in dependency order: a study's (its stages' selections), narrowed
+    by --select and --stage."""
+    names = project.select(select) if select else list(project.order)
+    if study is not None:
+        mine = set(project.select(f"{study.prepare} {study.evaluate}"))
+        names = [n for n in names if n in mine]
+    if stage is not None:
+        names = [n for n in names if project.models[n].stage == stage]
+    return names
+
+
+def _statuses(wh: Warehouse, runner: Runner, names: list[str]) -> dict[str, str]:
+    """Per model: never built, built (its last build's fingerprint is the current one), out of date, or
+    why its fingerprint cannot be taken here (e.g. the labels are gated)."""
+    last = dict(wh.sql(
+        "SELECT model, arg_max(fingerprint, started_at) FROM meta.model_runs WHERE status = 'built' GROUP BY model"
+    ))  # fmt: skip
+    found = {}
+    for name in names:
+        if name not in last:
+            found[name] = "never built"
+            continue
+        try:
+            found[name] = "built" if runner.fingerprint(name) == last[name] else "out of date"
+        except RankhouseError as exc:  # e.g. a study's evaluate model while its labels are gated
+            found[name] = "built (labels gated: not checked)" if "gate" in str(exc) else f"built ({exc})"
+    return found
+
+
 @models_app.command("list")
-def list_command() -> None:
-    """Every model: group, stage, version, what it holds.  Example: rankhouse models list"""
-    project = Project.load()
-    rows = [
-        [m.name, m.group, m.stage, m.version, _summary(m.description)[:80]]
-        for m in (project.models[n] for n in project.order)
-    ]
-    print(table(["model", "group", "stage", "version", "description"], rows))
+def list_command(
+    select: Annotated[str | None, typer.Option("--select", "-s", help="dbt-style: name, +name, name+.")] = None,
+    stage: Annotated[str | None, typer.Option("--stage", help="prepare or evaluate.")] = None,
+    study: StudyOption = None,
+    db: Annotated[str | None, typer.Option("--db", help="A warehouse: add each model's status in it.")] = None,
+    labels: LabelsOption = None,
+    param: ParamOption = None,
+) -> None:
+    """Models in dependency order: group, stage, version, what each holds, and with --db whether it is
+    built, out of date or never built there (for the parameters of --study and -p).
+
+    Example: rankhouse models list --study studies/banking77.toml --stage evaluate --db rankhouse.duckdb
+    """
+    if stage is not None:
+        choose(stage, STAGES, "--stage")
+    protocol = Protocol.load(study) if study is not None else None
+    params = {**(protocol.parameters if protocol is not None else {}), **parse_params(param)}
+    project = Project.load(params=params)
+    names = _listed(project, select, stage, protocol)
+    headers = ["model", "group", "stage", "version", "description"]
+    rows = [[n, project.models[n].group, project.models[n].stage, project.models[n].version,
+             _summary(project.models[n].description)[:80]] for n in names]  # fmt: skip
+    if db is not None:
+        if db != ":memory:" and not Path(db).exists():
+            raise RankhouseError(f"no warehouse {db}")
+        with Warehouse(db, labels) as wh:
+            _open_gate_unless_a_study(wh)
+            statuses = _statuses(wh, Runner(wh, project, params), names)
+        headers.insert(4, "status")
+        for row in rows:
+            row.insert(4, statuses[row[0]])
+    print(table(headers, rows))
+
+
+def _open_gate_unless_a_study(wh: Warehouse) -> None:
+    """Open the labels gate of a warehouse that holds no study (a study's opens only after its freeze
+    verifies), so that the fingerprints of evaluate models can be taken."""
+    if Path(wh.labels_path).exists() and not wh.studies():
+        wh.open_gate()
 
 
 def _fingerprint_and_last_run(db: str, labels: str | None, project: Project, name: str) -> tuple[str, str]:
     if db != ":memory:" and not Path(db).exists():
         return "(no warehouse yet)", "never"
     with Warehouse(db, labels) as wh:
-        if Path(wh.labels_path).exists() and not wh.studies():
-            wh.open_gate()
+        _open_gate_unless_a_study(wh)
         try:
             fingerprint = Runner(wh, project).fingerprint(name)
         except RankhouseError as exc:
@@ -95,33 +164,73 @@ def show_command(
     print(render(model).rstrip())
 
 
-def _tree(project: Project, name: str, edges: dict[str, list[str]], depth: int, seen: set[str], out: list[str]) -> None:
-    for node in edges[name]:
-        repeat = " (see above)" if node in seen else ""
-        out.append(f"{'    ' * depth}└── {node}{repeat}")
-        if not repeat:
-            seen.add(node)
-            _tree(project, node, edges, depth + 1, seen, out)
-
-
-@models_app.command("lineage")
-def lineage_command(name: Annotated[str, typer.Argument(help="Model name.")]) -> None:
-    """What a model reads (upstream, down to source tables) and what reads it (downstream).
-
-    Example: rankhouse models lineage judged_ranking
-    """
-    project = Project.load()
-    _known_model(project, name)
-    upstream_edges = {
+def _edges(project: Project, upstream: bool) -> dict[str, list[str]]:
+    """Per model (and source table), what it reads (upstream) or what reads it (downstream)."""
+    if not upstream:
+        return project.children
+    edges = {
         n: project.parents[n] + sorted(r for r in project.references[n] if not r.startswith("models."))
         for n in project.models
     }
     for ref in {r for refs in project.references.values() for r in refs if not r.startswith("models.")}:
-        upstream_edges[ref] = []
-    out = [f"{name}", "upstream (reads):"]
-    _tree(project, name, upstream_edges, 0, set(), out)
+        edges[ref] = []
+    return edges
+
+
+def _walk(edges: dict[str, list[str]], name: str, depth: int | None) -> list[tuple[int, str, str, bool]]:
+    """(level, parent, node, seen before) for every edge below `name`, depth first, to `depth` levels."""
+    out, seen = [], set()
+
+    def visit(node: str, level: int) -> None:
+        if depth is not None and level >= depth:
+            return
+        for child in edges[node]:
+            out.append((level, node, child, child in seen))
+            if child not in seen:
+                seen.add(child)
+                visit(child, level + 1)
+
+    visit(name, 0)
+    return out
+
+
+def _graph(name: str, upstream: list, downstream: list, output_format: str) -> str:
+    """The lineage as Graphviz dot or a Mermaid flowchart: an arrow from what is read to what reads it."""
+    edges = sorted({(child, parent) for _, parent, child, _ in upstream} | {(p, c) for _, p, c, _ in downstream})
+    nodes = sorted({n for edge in edges for n in edge} | {name})
+    if output_format == "dot":
+        lines = ["digraph lineage {", "  rankdir=LR;", f'  "{name}" [style=bold];']
+        lines += [f'  "{a}" -> "{b}";' for a, b in edges]
+        return "\n".join(lines + ["}"])
+    ids = {n: f"n{i}" for i, n in enumerate(nodes)}
+    lines = ["flowchart LR"] + [f'  {ids[n]}["{n}"]' for n in nodes]
+    lines += [f"  {ids[a]} --> {ids[b]}" for a, b in edges] + [f"  style {ids[name]} stroke-width:3px"]
+    return "\n".join(lines)
+
+
+@models_app.command("lineage")
+def lineage_command(
+    name: Annotated[str, typer.Argument(help="Model name.")],
+    depth: Annotated[int | None, typer.Option("--depth", min=1, help="Levels to follow each way (all).")] = None,
+    output_format: Annotated[str, typer.Option("--format", help="text (default), dot or mermaid.")] = "text",
+) -> None:
+    """What a model reads (upstream, down to source tables) and what reads it (downstream), as a tree or
+    as a Graphviz (dot) or Mermaid graph.
+
+    Example: rankhouse models lineage judged_ranking --depth 2 --format mermaid
+    """
+    choose(output_format, LINEAGE_FORMATS, "--format")
+    project = Project.load()
+    _known_model(project, name)
+    upstream = _walk(_edges(project, True), name, depth)
+    downstream = _walk(_edges(project, False), name, depth)
+    if output_format != "text":
+        print(_graph(name, upstream, downstream, output_format))
+        return
+    out = [name, "upstream (reads):"]
+    out += [f"{'    ' * level}└── {node}{' (see above)' if seen else ''}" for level, _, node, seen in upstream]
     out.append("downstream (read by):")
-    _tree(project, name, project.children, 0, set(), out)
+    out += [f"{'    ' * level}└── {node}{' (see above)' if seen else ''}" for level, _, node, seen in downstream]
     print("\n".join(out))
 
 
