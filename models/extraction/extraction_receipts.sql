@@ -4,7 +4,7 @@
 -- grain: corpus, split
 -- audits: not_null(corpus, split, calls); unique_grain
 -- parameters: corpus = "banking77", schema = "banking77_features", provider = "minilm"
--- dialect: duckdb: quantile_cont and epoch_us
+-- dialect: duckdb: epoch_us
 -- description: The receipts of the extraction (seed 004, operational plan), per split (train, test,
 --   requirements) and over all of them (split 'all'): the extractors and model ids, calls (attempts,
 --   failed ones too) by status, tokens, estimated cost and the part of it possibly charged by failed
@@ -82,9 +82,9 @@ call_totals AS (
         coalesce(sum(completion_tokens), 0) AS completion_tokens,
         sum(cost_usd) AS cost_usd,
         coalesce(sum(cost_usd) FILTER (WHERE possibly_charged), 0) AS possibly_charged_usd,
-        quantile_cont(latency_seconds, 0.5) AS latency_p50,
-        quantile_cont(latency_seconds, 0.9) AS latency_p90,
-        quantile_cont(latency_seconds, 0.99) AS latency_p99,
+        {{ quantile('latency_seconds', 0.5) }} AS latency_p50,
+        {{ quantile('latency_seconds', 0.9) }} AS latency_p90,
+        {{ quantile('latency_seconds', 0.99) }} AS latency_p99,
         min(started_at) AS first_started_at
     FROM scoped_calls
     GROUP BY scope

@@ -15,9 +15,9 @@ SELECT
     v.split,
     count(*) AS rows,
     {{ mean('v.units / 1000') }} AS mean,
-    quantile_cont(v.units / 1000, 0.1) AS p10,
+    {{ quantile('v.units / 1000', 0.1) }} AS p10,
     {{ median('v.units / 1000') }} AS p50,
-    quantile_cont(v.units / 1000, 0.9) AS p90,
+    {{ quantile('v.units / 1000', 0.9) }} AS p90,
     count(*) FILTER (WHERE v.units >= 500) / count(*) AS share_high
 FROM models.feature_values AS v
 JOIN models.feature_schema AS s ON s.position = v.position

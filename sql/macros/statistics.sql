@@ -1,15 +1,21 @@
 {#- Means, quantiles and intervals: every aggregation of per-query values over queries or replicates. -#}
 
-{#- The percentile interval of a bootstrap (Efron): the (1 - level) / 2 and (1 + level) / 2 quantiles of
-    the replicates' values, interpolated linearly (quantile_cont, numpy's default), as ci_low, ci_high. -#}
-{% macro percentile_interval(value, level=0.95) -%}
-quantile_cont({{ value }}, {{ ((1 - level) / 2) | round(12) }}) AS ci_low,
-quantile_cont({{ value }}, {{ ((1 + level) / 2) | round(12) }}) AS ci_high
+{#- The q-quantile of the values, interpolated linearly between the two nearest order statistics
+    (quantile_cont, numpy's default). -#}
+{% macro quantile(value, q) -%}
+quantile_cont({{ value }}, {{ q }})
 {%- endmacro %}
 
-{#- The median: quantile_cont(value, 0.5), the mean of the two middle values for an even count. -#}
+{#- The percentile interval of a bootstrap (Efron): the (1 - level) / 2 and (1 + level) / 2 quantiles of
+    the replicates' values, as ci_low, ci_high. -#}
+{% macro percentile_interval(value, level=0.95) -%}
+{{ quantile(value, ((1 - level) / 2) | round(12)) }} AS ci_low,
+{{ quantile(value, ((1 + level) / 2) | round(12)) }} AS ci_high
+{%- endmacro %}
+
+{#- The median: the 0.5-quantile, the mean of the two middle values for an even count. -#}
 {% macro median(value) -%}
-quantile_cont({{ value }}, 0.5)
+{{ quantile(value, 0.5) }}
 {%- endmacro %}
 
 {#- Means and sums of doubles that do not depend on the order of addition, so that they are the same on
