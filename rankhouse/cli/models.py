@@ -57,6 +57,13 @@ def _listed(project: Project, select: str | None, stage: str | None, study: Prot
     return names
 
 
+def _parameters_of(protocol: Protocol | None, param: list[str] | None) -> dict:
+    """The parameters the models render with: a study's, as the study renders them (its name as `study`,
+    then its protocol's), then those of -p."""
+    studied = {"study": protocol.name, **protocol.parameters} if protocol is not None else {}
+    return {**studied, **parse_params(param)}
+
+
 def _statuses(wh: Warehouse, runner: Runner, names: list[str]) -> dict[str, str]:
     """Per model: never built, built (its last build's fingerprint is the current one), out of date, or
     why its fingerprint cannot be taken here (e.g. the labels are gated)."""
@@ -92,7 +99,7 @@ def list_command(
     if stage is not None:
         choose(stage, STAGES, "--stage")
     protocol = Protocol.load(study) if study is not None else None
-    params = {**(protocol.parameters if protocol is not None else {}), **parse_params(param)}
+    params = _parameters_of(protocol, param)
     project = Project.load(params=params)
     names = _listed(project, select, stage, protocol)
     headers = ["model", "group", "stage", "version", "description"]
