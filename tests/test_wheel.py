@@ -127,6 +127,17 @@ def test_installed_study_run_writes_results_of_both_runs(installed):
         assert f"{methods[run_id]['AP']['value']:.4f}" == line.split("\t")[2], run_id
 
 
+def test_installed_models_docs_renders_its_shipped_templates(installed):
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        shipped = {name for name in wheel.namelist() if name.startswith("rankhouse/catalog_docs/templates/")}
+    templates = CHECKOUT / "rankhouse" / "catalog_docs" / "templates"
+    assert shipped == {f"rankhouse/catalog_docs/templates/{p.name}" for p in templates.glob("*.html")} != set()
+    out = installed.root / "catalog"
+    done = run(installed.rankhouse, "models", "docs", out, "-s", "+measure_ap", cwd=installed.cwd)
+    assert done.returncode == 0, done.stderr
+    assert (out / "models" / "measure_ap.html").read_text().count("<h2") >= 5 and (out / "lineage.html").is_file()
+
+
 def test_installed_demo_says_it_needs_the_checkout(installed):
     db = installed.root / "demo.duckdb"
     done = run(installed.rankhouse, "demo", "--db", db, cwd=installed.cwd)

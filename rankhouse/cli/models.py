@@ -241,6 +241,38 @@ def lineage_command(
     print("\n".join(out))
 
 
+@models_app.command("docs")
+def docs_command(
+    directory: Annotated[Path, typer.Argument(help="Folder for the catalog: new, empty or an earlier catalog.")],
+    select: Annotated[str | None, typer.Option("--select", "-s", help="dbt-style: name, +name, name+.")] = None,
+    study: StudyOption = None,
+    db: Annotated[str | None, typer.Option("--db", help="A warehouse: each model's status, last run, rows.")] = None,
+    labels: LabelsOption = None,
+    param: ParamOption = None,
+) -> None:
+    """A static catalog of the models, like dbt docs (plain HTML, nothing fetched): an index by folder, the
+    project's lineage graph, and a page per model with its header, SQL, lineage, audits and, with --db,
+    its status, last run and row count there.
+
+    Example: rankhouse models docs out/catalog --db rankhouse.duckdb
+    """
+    from rankhouse.catalog_docs import check_directory, warehouse_states, write_catalog
+
+    protocol = Protocol.load(study) if study is not None else None
+    params = _parameters_of(protocol, param)
+    project = Project.load(params=params)
+    names = _listed(project, select, None, protocol)
+    check_directory(directory)
+    states, source = None, "the model files"
+    if db is not None:
+        with Warehouse(db, labels, read_only=True) as wh:
+            _open_gate_unless_a_study(wh)
+            states = warehouse_states(wh, project, names, _statuses(wh, Runner(wh, project, params), names))
+        source = f"the model files and the warehouse {db}"
+    written = write_catalog(project, directory, names, states, source)
+    say(f"wrote {len(written)} pages to {directory} (open {directory / 'index.html'})")
+
+
 def run_command(
     select: Annotated[
         str | None, typer.Option("--select", "-s", help="dbt-style: name, +name (ancestors), name+ (descendants).")
