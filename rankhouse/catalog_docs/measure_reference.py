@@ -1,0 +1,257 @@
+"""docs/measures.md, the measure reference, generated from the measure registry (rankhouse/measures.py:
+names, aliases, cutoffs, aggregation) and the headers of the models that compute the measures
+(models/metrics/: each measure's exact definition) and the macros that order rankings and add values
+(sql/macros/). No definition is written here: the page quotes the one place each lives, so that it cannot
+disagree with the code. `python scripts/measure_reference.py` rewrites the page;
+tests/test_measure_reference.py checks that the committed page is what this writes.
+
+    >>> reference().startswith("# Measure reference")  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+from rankhouse import measures as registry
+from rankhouse.paths import MODELS_DIR, SQL_DIR
+from rankhouse.warehouse.catalog import Model, load_models
+
+WIDTH = 110
+# Names as a user types them, read here by the registry to show what each stands for.
+EXAMPLES = [
+    "P@10", "P.5,10", "P(rel=2)@10", "Top-1", "Hit@5", "success.5", "R@100", "recall.100", "RR", "MRR", "RR@10",
+    "recip_rank", "AP", "map", "AP@100", "map_cut.100", "AP(rel=2)", "GMAP", "nDCG@10", "ndcg_cut.10",
+    "nDCG(dcg=exp-log2)@10", "nDCG_exp@10", "Rprec", "Bpref", "IPrec@0.5", "iprec_at_recall.0.5", "ERR@20",
+    "Judged@10", "NumRet", "num_rel_ret", "nDCG_exp@5 as nDCG@5",
+]  # fmt: skip
+# The models every measure reads besides its own: what is ranked, judged, counted and aggregated.
+SHARED_MODELS = [
+    "run_ranking", "rankings", "judgments", "judged_ranking", "ideal_ranking", "evaluated_queries",
+    "relevant_counts", "retrieved_counts", "query_subsets", "measure_requests", "query_measures", "run_measures",
+]  # fmt: skip
+FAMILY_JOIN = re.compile(r"JOIN models\.measure_requests AS m ON m\.family (?:= '(\w+)'|IN \(([^)]*)\))")
+MACRO_COMMENT = re.compile(r"\{#-?(?P<comment>(?:(?!#\}).)*?)-?#\}\s*\{%-? macro (?P<name>\w+)\(", re.DOTALL)
+MARKDOWN_START = re.compile(r"^(?:[-+*>#|]|\d+[.)])(?:\s|$)")  # a line that Markdown would read as a block
+
+
+def families_by_model(models: dict[str, Model]) -> dict[str, list[str]]:
+    """Per measure model (models/metrics/measure_*.sql), the registry families it computes: those its SQL joins
+    from measure_requests (`m.family = 'P'`, `m.family IN ('AP', 'GMAP')`), in registry order."""
+    found: dict[str, list[str]] = {}
+    for name, model in sorted(models.items()):
+        if model.group != "metrics" or not name.startswith("measure_"):
+            continue
+        named = set()
+        for single, several in FAMILY_JOIN.findall(model.template):
+            named |= {single} if single else set(re.findall(r"'(\w+)'", several))
+        if named:
+            found[name] = [f for f in registry.FAMILIES if f in named]
+    return found
+
+
+def macro_comments(path: str) -> dict[str, str]:
+    """The comment written just before each macro of sql/macros/<path>, by macro name, on one line."""
+    text = (SQL_DIR / path).read_text(encoding="utf-8")
+    return {m["name"]: " ".join(m["comment"].split()) for m in MACRO_COMMENT.finditer(text)}
+
+
+def paragraph(text: str) -> str:
+    """`text` wrapped to WIDTH, never starting a line where Markdown would read a list, quote or heading."""
+    lines: list[str] = []
+    for line in textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False):
+        if lines and MARKDOWN_START.match(line):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows])
+
+
+def model_link(model: Model) -> str:
+    """`[name](../models/<group>/<name>.sql)`: a link from docs/ to the model's file."""
+    return f"[`{model.name}`](../{MODELS_DIR.name}/{model.path.relative_to(MODELS_DIR).as_posix()})"
+
+
+def described(model: Model) -> str:
+    """A model's link and its description, as one paragraph."""
+    return paragraph(f"{model_link(model)}: {model.description}")
+
+
+def _toml(value: object) -> str:
+    return json.dumps(value)
+
+
+def _code(items: list[str]) -> str:
+    return ", ".join(f"`{i}`" for i in items) or "-"
+
+
+def _names_section(computed_by: dict[str, Model]) -> list[str]:
+    trec_of: dict[str, list[str]] = {}
+    for name, (family, defaults) in registry.TREC_NAMES.items():
+        trec_of.setdefault(family, []).append(
+            f"`{name}`" + (f" (cutoffs if none given: {defaults})" if defaults else "")
+        )
+    rows = [
+        [f"`{f.name}`", f.cutoff, f.aggregate, ", ".join(trec_of.get(f.name, [])) or "-",
+         model_link(computed_by[f.name]), f.description]
+        for f in registry.FAMILIES.values()
+    ]  # fmt: skip
+    examples = []
+    for text in EXAMPLES:
+        for m in registry.parse_measure(text):
+            examples.append([f"`{text}`", f"`{m.label}`", f"`{m.canonical}`", m.family, m.aggregate])
+    aliases = [[f"`{a}`", f"`{c}`"] for a, c in registry.ALIASES.items()]
+    aliases += [[f"`{a}@k`", f"`{c}@k`"] for a, c in registry.FAMILY_ALIASES.items()]
+    official = [m.label for m in registry.parse_measures(None)]
+    return [
+        "## Names",
+        "",
+        paragraph(
+            "A measure is a family with an optional cutoff and relevance level, written as ir_measures writes it "
+            "(`P@10`, `P(rel=2)@10`, `nDCG(dcg=exp-log2)@10`), as trec_eval's `-m` takes it (`P.5,10`, "
+            "`ndcg_cut.10`: each cutoff read as trec_eval reads it, the whole part of `2.6` for every family but "
+            "iprec_at_recall), or by an alias the seeds use. A protocol may give a measure its own label: "
+            '`"nDCG_exp@5 as nDCG@5"`. The canonical name (`Family@k`, `Family(rel=g)@k`) is what the models '
+            "compute; the label is what is printed. `rel` is accepted by "
+            + _code(sorted(registry.REL_FAMILIES))
+            + " (its lowest relevant grade, for that measure alone); `dcg` by nDCG: "
+            + ", ".join(f"`dcg={k}` is `{v}`" for k, v in registry.DCG_FAMILIES.items())
+            + ". A cutoff is required (`required`), optional or not taken (`none`)."
+        ),
+        "",
+        table(["family", "cutoff", "over queries", "trec_eval names", "model", "what"], rows),
+        "",
+        "Aliases (the seeds' names):",
+        "",
+        table(["alias", "stands for"], aliases),
+        "",
+        "As the registry reads some names (label: printed; canonical: computed):",
+        "",
+        table(["typed", "label", "canonical", "family", "over queries"], examples),
+        "",
+        paragraph(
+            "Without `-m`, `rankhouse eval` computes trec_eval's default set: "
+            + _code(official)
+            + f". {_code(sorted(registry.SUMMARY_ONLY - {registry.RUNID}))} are printed in the `all` rows only, "
+            "as trec_eval prints them."
+        ),
+    ]
+
+
+def _definitions_section(models: dict[str, Model], families: dict[str, list[str]]) -> list[str]:
+    out = [
+        "## Definitions",
+        "",
+        paragraph(
+            "Each family is computed by one model of `models/metrics/`, per query, into the long form "
+            "(study, system, query, measure, value); the text below is that model's own description."
+        ),
+    ]
+    order = list(registry.FAMILIES)
+    for name, computed in sorted(families.items(), key=lambda item: order.index(item[1][0])):
+        model = models[name]
+        out += ["", f"### {', '.join(computed)}: {model_link(model)}", "", paragraph(model.description)]
+        if model.parameters:
+            out += ["", "Parameters: " + ", ".join(f"`{k} = {_toml(v)}`" for k, v in model.parameters.items()) + "."]
+    return out
+
+
+def _shared_section(models: dict[str, Model]) -> list[str]:
+    trec_order = macro_comments("macros/ranking.sql")["trec_order"]
+    sums = macro_comments("macros/statistics.sql")["mean"]
+    dcg = macro_comments("macros/dcg.sql")["dcg_term"]
+    declared: dict[str, dict[str, object]] = {}
+    for name in (*SHARED_MODELS, *sorted(n for n, m in models.items() if m.group == "metrics")):
+        for key, default in models[name].parameters.items():
+            declared.setdefault(key, {"default": default, "models": []})["models"].append(name)
+    parameters = [[f"`{k}`", f"`{_toml(v['default'])}`", _code(sorted(set(v["models"])))] for k, v in declared.items()]
+    out = [
+        "## Ranking order and ties",
+        "",
+        paragraph("A loaded run is ranked by the macro `trec_order` (`sql/macros/ranking.sql`): " + trec_order),
+        "",
+        paragraph(
+            "A study's own rankings (BM25, dense, fusion, lanes, evidence, features) come with their rank: each "
+            "study's model orders its documents by a total order (its score, then the tie rule its seed names, "
+            "e.g. the training row for BANKING77), and the measures read that rank as it is."
+        ),
+    ]
+    for name in ("run_ranking", "rankings", "judged_ranking", "ideal_ranking"):
+        out += ["", described(models[name])]
+    out += ["", "## Which queries count"]
+    for name in ("judgments", "evaluated_queries", "relevant_counts", "retrieved_counts", "query_subsets"):
+        out += ["", described(models[name])]
+    out += [
+        "",
+        "## Aggregation over queries",
+        "",
+        described(models["run_measures"]),
+        "",
+        paragraph("Exact sums and means (the `mean` and `exact_sum` macros, `sql/macros/statistics.sql`): " + sums),
+        "",
+        described(models["query_measures"]),
+        "",
+        paragraph("The DCG term (`sql/macros/dcg.sql`, `dcg_term`): " + dcg),
+        "",
+        "## Intervals and tests over the measures",
+        "",
+        paragraph(
+            "The statistics a study reports over the per-query values (`models/stats/`), each defined by its model:"
+        ),
+        *[
+            line
+            for name in sorted(n for n, m in models.items() if m.group == "stats")
+            for line in ("", described(models[name]))
+        ],  # fmt: skip
+        "",
+        "## Parameters",
+        "",
+        paragraph(
+            "The model parameters that change what is measured, with their defaults. `rankhouse eval` sets them "
+            "from trec_eval's options (`-l` relevance_level, `-c`/`--no-complete` complete, `-J` judged_only, "
+            "`-M` depth, `--float-scores` score_precision, `-m` measures); a study sets them in its protocol's "
+            "`[parameters]`."
+        ),
+        "",
+        table(["parameter", "default", "read by"], parameters),
+    ]
+    return out
+
+
+def reference() -> str:
+    """The text of docs/measures.md."""
+    models = load_models(MODELS_DIR)
+    families = families_by_model(models)
+    computed_by = {f: models[m] for m, fs in families.items() for f in fs}
+    lines = [
+        "# Measure reference",
+        "",
+        "<!-- Generated by scripts/measure_reference.py from rankhouse/measures.py, the headers of models/ and the",
+        "     comments of sql/macros/: edit those, then run `python scripts/measure_reference.py`. -->",
+        "",
+        paragraph(
+            "Every ranked-list measure of every study is one model of `models/metrics/`, reading two shapes: the "
+            "rankings (study, system, query_key, doc_key, rank, score) and the judgments (study, query_key, "
+            "doc_key, grade). `rankhouse eval` runs the same models on run files (and prints what trec_eval 10.0 "
+            "prints). This page gives each measure's names, its exact definition, and the rules shared by all: "
+            "the ranking order and its ties, which queries count, and how values combine over queries."
+        ),
+        "",
+        *_names_section(computed_by),
+        "",
+        *_definitions_section(models, families),
+        "",
+        *_shared_section(models),
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,69 @@
+"""docs/measures.md is generated (rankhouse/catalog_docs/measure_reference.py) from the measure registry
+and the models' headers, so that each definition is written once: the committed page must be what the
+generator writes; the measure model it names for each family must be the one that computes it (checked
+by building every measure model on trec_eval's sample data and reading which measures each table
+holds); its links must lead to files of the checkout."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import TREC
+from test_cli_usage import rankhouse_in_process
+
+from rankhouse.catalog_docs.measure_reference import families_by_model, reference
+from rankhouse.measures import FAMILIES, parse_measure
+from rankhouse.paths import MODELS_DIR, ROOT
+from rankhouse.warehouse.catalog import load_models
+
+PAGE = ROOT / "docs" / "measures.md"
+ONE_PER_FAMILY = ["AP", "GMAP", "nDCG@10", "nDCG_exp@10", "P@5", "R@100", "RR", "Rprec", "Success@5", "Bpref",
+                  "IPrec@0.5", "NumRet", "NumRel", "NumRelRet", "NumQ", "ERR@10", "Judged@10"]  # fmt: skip
+
+
+def test_the_committed_page_is_what_the_registry_and_models_give():
+    assert PAGE.read_text(encoding="utf-8") == reference(), "run: python scripts/measure_reference.py"
+    done = subprocess.run([sys.executable, ROOT / "scripts" / "measure_reference.py", "--check"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0 and "up to date" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Every measure model built on the trec_eval sample, one measure of each family requested."""
+    db = tmp_path_factory.mktemp("measures") / "w.duckdb"
+    for args in (("load", "qrels", TREC / "qrels.test"), ("load", "run", TREC / "results.test"),
+                 ("run", "-s", "+run_measures", "-p", f"measures={','.join(ONE_PER_FAMILY)}")):  # fmt: skip
+        done = rankhouse_in_process(*args, "--db", db)
+        assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_each_family_is_computed_by_the_model_the_page_names(built):
+    import duckdb
+
+    assert sorted(parse_measure(m)[0].family for m in ONE_PER_FAMILY) == sorted(FAMILIES)
+    models = load_models(MODELS_DIR)
+    named = families_by_model(models)
+    con = duckdb.connect(str(built), read_only=True)
+    computed = {}
+    for name in sorted(n for n in models if n.startswith("measure_") and n != "measure_requests"):
+        labels = [row[0] for row in con.execute(f"SELECT DISTINCT measure FROM models.{name}").fetchall()]
+        families = sorted({parse_measure(label)[0].family for label in labels})
+        if families:
+            computed[name] = families
+    con.close()
+    assert {m: sorted(f) for m, f in named.items()} == computed
+    page = PAGE.read_text(encoding="utf-8")
+    for model, families in named.items():  # each family's row of the table links its model
+        for family in families:
+            assert re.search(rf"^\| `{family}` \|.*\[`{model}`\]", page, re.MULTILINE), family
+
+
+def test_every_link_of_the_page_leads_to_a_file():
+    links = re.findall(r"\]\(([^)]+)\)", PAGE.read_text(encoding="utf-8"))
+    assert len(links) > 30
+    assert all((PAGE.parent / link).resolve().is_file() for link in links), links
