@@ -258,11 +258,11 @@ def docs_command(
     """
     from rankhouse.catalog_docs import check_directory, warehouse_states, write_catalog
 
+    check_directory(directory)
     protocol = Protocol.load(study) if study is not None else None
     params = _parameters_of(protocol, param)
     project = Project.load(params=params)
     names = _listed(project, select, None, protocol)
-    check_directory(directory)
     states, source = None, "the model files"
     if db is not None:
         with Warehouse(db, labels, read_only=True) as wh:
