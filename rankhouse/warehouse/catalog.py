@@ -20,8 +20,10 @@ readers consume once), aggregate (`hash`, the default, or `array` for a model wh
 dense integer key: the statements that compute it, its own build or, for a view, the builds of the
 tables that read it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the
 Python SQL functions the SQL calls, from the registry rankhouse/functions.py, registered just before the
-model is built) and dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is
-exempt from the Spark portability check) are optional.
+model is built), dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is
+exempt from the Spark portability check) and companion (`true` for a prepare view for analysts, e.g. a
+ranking keyed by qid and docno: a study builds it after its prepare models when it reads only those, and
+never freezes it; no model reads it) are optional.
 
 The template renders in jinja2's sandbox (rankhouse/warehouse/render.py). A parameter renders as a SQL
 literal of its declared type: `{{ corpus }}` (as `{{ corpus | literal }}`) is the quoted string
@@ -55,6 +57,7 @@ from rankhouse.errors import ModelError
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
 OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect", "columns")
+OPTIONAL += ("companion",)
 GLOSSARY = "columns.toml"
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
@@ -98,6 +101,7 @@ class Model:
     functions: tuple[str, ...] = ()
     dialect: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
+    companion: bool = False
     glossary: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -272,6 +276,10 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         raise ModelError(name, f"materialized must be one of {', '.join(MATERIALIZATIONS)}")
     if header.get("aggregate", "hash") not in AGGREGATES:
         raise ModelError(name, f"aggregate must be one of {', '.join(AGGREGATES)}")
+    if header.get("companion", "false") not in ("true", "false"):
+        raise ModelError(name, "companion is true or false")
+    if header.get("companion") == "true" and (header.get("materialized") != "view" or header["stage"] != "prepare"):
+        raise ModelError(name, "a companion is a view of the prepare stage (materialized: view, stage: prepare)")
     if header["stage"] not in STAGES:
         raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
     try:
@@ -304,6 +312,7 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         functions=tuple(f.strip() for f in header.get("functions", "").split(",") if f.strip()),
         dialect=header.get("dialect") or None,
         columns=parse_columns(name, header.get("columns", ""), glossary or {}),
+        companion=header.get("companion") == "true",
         glossary=glossary or {},
     )
 
