@@ -27,7 +27,7 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, models, query, shell, study
+from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, models, query, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -70,7 +70,7 @@ app.command("fuse")(fuse.fuse_command)
 app.add_typer(study.study_app, name="study")
 app.add_typer(features.features_app, name="features")
 app.command("query")(query.query_command)
-app.command("shell")(shell.shell_command)
+app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 
 PROGRAM = "rankhouse"

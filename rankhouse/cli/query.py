@@ -1,9 +1,9 @@
-"""`rankhouse query` (and, in shell.py, `rankhouse shell`): read-only SQL for analysts, with the labels behind the gate.
+"""`rankhouse query` and `rankhouse shell`: read-only SQL for analysts, with the labels behind the gate.
 
 Both open the warehouse read-only and then switch DuckDB's file access off (no ATTACH, no read_csv,
 no COPY, settings locked), so the labels file is out of reach unless the gate was opened first: with
 `--study PROTOCOL` once that study's latest freeze verifies, or with `--with-labels` on a warehouse
-that holds no study.
+that holds no study. The shell's session (history, Ctrl-C, the row limit) is in shell.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import typer
 from sqlglot import exp
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, say, table
+from rankhouse.cli.shell import run_session
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -142,3 +143,18 @@ def write_result(result, output_format: str, output: Path | None) -> None:  # no
         say(f"wrote {result.num_rows} rows to {output}")
     else:
         sys.stdout.write(text)
+
+
+def shell_command(
+    db: DbOption = DEFAULT,
+    labels: LabelsOption = None,
+    study: StudyOption = None,
+    with_labels: WithLabels = False,
+    freezes: FreezesOption = None,
+) -> None:
+    """An interactive, read-only SQL session on the warehouse; .help lists its commands (cli/shell.py).
+
+    Example: rankhouse shell --db study.duckdb
+    """
+    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
+        run_session(wh, db)

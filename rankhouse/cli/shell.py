@@ -1,5 +1,5 @@
-"""`rankhouse shell`: an interactive, read-only SQL session on the warehouse, the labels behind the gate
-as `rankhouse query` keeps them (query.open_for_analysts).
+"""`rankhouse shell` (its command in query.py): an interactive, read-only SQL session on the warehouse,
+the labels behind the gate as `rankhouse query` keeps them (query.open_for_analysts).
 
 - Line editing and history (Python's readline, on a terminal): the history file is $RANKHOUSE_HISTORY,
   else ~/.rankhouse_history in the user's home (the last 1,000 lines, read at the start, written at the end).
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, table
-from rankhouse.cli.query import FreezesOption, StudyOption, WithLabels, open_for_analysts
+from rankhouse.cli.common import table
+from rankhouse.warehouse import Warehouse
 
 DEFAULT_MAXROWS = 40
 HISTORY_LINES = 1000
@@ -204,28 +204,22 @@ def line_reader(interactive: bool, history: Path) -> tuple[Callable[[str], str |
     return read_edited, save
 
 
-def shell_command(
-    db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
-    study: StudyOption = None,
-    with_labels: WithLabels = False,
-    freezes: FreezesOption = None,
-) -> None:
-    """An interactive, read-only SQL session on the warehouse; .help lists its commands.
+def run_session(wh: Warehouse, db: str) -> None:
+    """The shell on a warehouse opened for analysts (query.open_for_analysts), until the end of input.
 
-    Example: rankhouse shell --db study.duckdb
+    >>> with open_for_analysts(db, None, None, False, None) as wh:  # doctest: +SKIP
+    ...     run_session(wh, db)
     """
     interactive = sys.stdin.isatty()
     history = history_path()
-    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
-        session = Session(wh.con, history)
-        read, save_history = line_reader(interactive, history)
-        if interactive:
-            print(f"rankhouse shell on {db} (read-only). .help lists the commands; Ctrl-D leaves.")
-        try:
-            session_loop(session, read, interactive)
-        finally:
-            save_history()
+    session = Session(wh.con, history)
+    read, save_history = line_reader(interactive, history)
+    if interactive:
+        print(f"rankhouse shell on {db} (read-only). .help lists the commands; Ctrl-D leaves.")
+    try:
+        session_loop(session, read, interactive)
+    finally:
+        save_history()
 
 
 def session_loop(session: Session, read: Callable[[str], str | None], interactive: bool) -> None:
