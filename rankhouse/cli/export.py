@@ -7,9 +7,10 @@ kind (table or view), the fingerprint of the build that made it, rows, file and 
 What is exported, and the gate:
 - `--select` takes `rankhouse run -s`'s selection (Project.select: `name`, `+name`, `name+`, `stage:...`,
   `group:...`); every model it selects must be built in the warehouse. Without it, every model that is
-  built there. A model is built when the warehouse holds the table or view its last build made (its
-  catalog definition as recorded in meta.model_objects at build time): a relation replaced or created
-  by hand is not exported.
+  built there, views included (a view is computed when exported: BANKING77's full-ranking views hold
+  30.8M rows each, so select what you need). A model is built when the warehouse holds the table or
+  view its last build made (its catalog definition as recorded in meta.model_objects at build time): a
+  relation replaced or created by hand is not exported.
 - The warehouse is opened as `rankhouse query` opens it (query.open_for_analysts: read-only, no file
   access, settings locked), and the labels gate stays closed: models only, and no model view reads the
   labels file (the DAG refuses one), so what export can read is what `rankhouse query` shows without
