@@ -213,6 +213,13 @@ class Study:
         self.prepare_models = [
             m for m in self.project.order if m in needed and self.project.models[m].stage == "prepare"
         ]
+        # Views for analysts over the prepare models (header `companion: true`, e.g. rankings keyed by qid
+        # and docno): built after them, never frozen (no model reads them).
+        prepared = set(self.prepare_models)
+        self.companions = [
+            m for m in self.project.order
+            if self.project.models[m].companion and m not in prepared and set(self.project.parents[m]) <= prepared
+        ]  # fmt: skip
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def runner(self) -> Runner:
@@ -364,11 +371,11 @@ class Study:
 
     def prepare(self, reload: bool = False) -> list[ModelRun]:
         """Load the non-label inputs (load_inputs), make the generated tables and build the prepare
-        models, with the labels file detached."""
+        models, then their companion views, with the labels file detached."""
         self.load_inputs(reload)
         self._generate()
         assert "gate" not in self.wh.attached()
-        return self.runner().run(self.prepare_models, progress=self.progress)
+        return self.runner().run(self.prepare_models + self.companions, progress=self.progress)
 
     def _generate(self) -> None:
         """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...)."""

@@ -170,3 +170,28 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
             qid, _, docno, _, score = line.split()[:5]
             run.setdefault(qid, {})[docno] = float(score)
     return run
+
+
+@pytest.fixture(scope="session")
+def trec_sample_study(tmp_path_factory):
+    """studies/trec_sample.toml run end to end in a warehouse of its own (seconds), and a copy of the
+    warehouse and its freezes taken once it was frozen, before its evaluation (its labels not loaded yet)."""
+    import shutil
+    from types import SimpleNamespace
+
+    from rankhouse.paths import ROOT
+    from rankhouse.study import Protocol, Study
+
+    root = tmp_path_factory.mktemp("trec_sample")
+    protocol = Protocol.load(ROOT / "studies" / "trec_sample.toml")
+    db, frozen = root / "w.duckdb", root / "frozen"
+    with Warehouse(db) as wh:
+        study = Study(protocol, wh, root / "freezes")
+        study.prepare()
+        study.freeze()
+    frozen.mkdir()
+    shutil.copy(db, frozen / "w.duckdb")  # the labels file is written when evaluate loads the labels
+    shutil.copytree(root / "freezes", frozen / "freezes")
+    with Warehouse(db) as wh:
+        Study(protocol, wh, root / "freezes").evaluate()
+    return SimpleNamespace(db=db, frozen=frozen / "w.duckdb", protocol=protocol)

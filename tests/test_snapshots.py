@@ -84,7 +84,7 @@ def build_study(wh: Warehouse, protocol: str, overrides: dict, extra: str = "") 
     Runner(wh, project, params).run(names)
 
 
-RETRIEVAL = ("banking77.toml", {"corpus": "tiny", "run_depth": 5}, "corpus_qrels_judgments")
+RETRIEVAL = ("banking77.toml", {"corpus": "tiny", "run_depth": 5}, "corpus_qrels_judgments retrieval_ranking_ids")
 
 
 def build_retrieval(wh: Warehouse) -> None:
@@ -100,7 +100,7 @@ def build_retrieval(wh: Warehouse) -> None:
 FUSION = (
     "fusion_banking77.toml",
     {"corpus": "tiny", "candidate_depth": 3, "reserve_depth": 2},
-    "run_document_keys run_query_keys",
+    "run_document_keys run_query_keys fused_ranking_ids",
 )
 
 
@@ -292,7 +292,7 @@ FEATURE_STUDY = (
      "cluster_measures": ["P@10", "R@10", "Hit@10", "nDCG@10", "MRR"], "filter_units": 200},
     "+extraction_receipts +group_rankings +group_clusters +group_interpretations +case_rankings "
     "+case_penalty_checks +case_filter +case_top10_changes +cluster_bootstrap +group_results "
-    "+case_unwanted_rank_changes +case_semantic_failures",
+    "+case_unwanted_rank_changes +case_semantic_failures feature_ranking_ids",
 )  # fmt: skip
 
 

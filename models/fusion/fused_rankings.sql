@@ -4,6 +4,7 @@
 -- grain: rule, corpus, query_row, rank
 -- audits: not_null(rule, corpus, query_row, doc_row, score, rank); unique_grain; accepted_range(rank, 1, ); at_least_one_row
 -- parameters: fusion_rules = ["rrf", "rsf", "mixture", "fisher", "stouffer"]
+-- columns: dense_score = "The dense arm's score of the document, the first tie-breaker (NULL where it has none)"
 -- description: Every fusion rule's ranking of the candidate union (the rules `fusion_rules` names, each
 --   the model fusion_<rule>: the one list of rules), and the two arms alone (bm25, dense), in the total
 --   order of seed 003, section 8: score descending, then the dense score

@@ -4,6 +4,8 @@
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score, rank, listed); unique_grain; accepted_range(score, , ); at_least_one_row
 -- parameters: candidate_depth = 100
+-- columns: listed = "Whether the document is within this arm's own first candidate_depth (what list-based
+--   rules such as RRF see)"
 -- description: The bounded candidate union (seed 003, section 8): per query, every document in the
 --   first candidate_depth of any arm, with every arm's score and full-ranking rank on it, so that no
 --   retrieval arm is missing on a candidate (missing is not non-matching; an arm read from a run

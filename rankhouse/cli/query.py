@@ -3,7 +3,7 @@
 Both open the warehouse read-only and then switch DuckDB's file access off (no ATTACH, no read_csv,
 no COPY, settings locked), so the labels file is out of reach unless the gate was opened first: with
 `--study PROTOCOL` once that study's latest freeze verifies, or with `--with-labels` on a warehouse
-that holds no study.
+that holds no study. The shell's session (history, Ctrl-C, the row limit) is in shell.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import typer
 from sqlglot import exp
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, say, table
+from rankhouse.cli.shell import run_session
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -106,9 +107,13 @@ def query_command(
         raise typer.BadParameter("--format parquet needs --output FILE")
     with open_for_analysts(db, labels, study, with_labels, freezes, computes_array_aggregate(sql)) as wh:
         try:
-            result = wh.con.execute(sql).to_arrow_table()
+            # the relation API: an execute() result turned into Arrow makes DuckDB 2.0 print a UserWarning
+            relation = wh.con.sql(sql)
+            result = relation.to_arrow_table() if relation is not None else None
         except duckdb.Error as exc:
             raise RankhouseError(f"query failed: {exc}") from None
+    if result is None:
+        raise RankhouseError("the statement gives no result to print (a query has a SELECT, FROM or VALUES)")
     write_result(result, output_format, output)
 
 
@@ -140,10 +145,6 @@ def write_result(result, output_format: str, output: Path | None) -> None:  # no
         sys.stdout.write(text)
 
 
-SHELL_HELP = """statements end with ';'.  .tables  lists tables and views;  .quit  leaves.
-The warehouse is read-only here, and file access is off."""
-
-
 def shell_command(
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
@@ -151,39 +152,9 @@ def shell_command(
     with_labels: WithLabels = False,
     freezes: FreezesOption = None,
 ) -> None:
-    """An interactive, read-only SQL session on the warehouse.  Example: rankhouse shell --db study.duckdb"""
-    interactive = sys.stdin.isatty()
+    """An interactive, read-only SQL session on the warehouse; .help lists its commands (cli/shell.py).
+
+    Example: rankhouse shell --db study.duckdb
+    """
     with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
-        if interactive:
-            print(f"rankhouse shell on {db} (read-only). {SHELL_HELP}")
-        buffer = ""
-        while True:
-            if interactive:
-                try:
-                    line = input("rankhouse> " if not buffer else "      ...> ")
-                except EOFError:
-                    break
-            else:
-                line = sys.stdin.readline()
-                if not line:
-                    break
-            command = line.strip()
-            if not buffer and command.startswith("."):
-                if command in (".quit", ".exit"):
-                    break
-                if command == ".tables":
-                    command = (
-                        "SELECT database_name AS db, schema_name AS schema, table_name AS name, 'table' AS kind "
-                        "FROM duckdb_tables() WHERE NOT internal UNION ALL SELECT database_name, schema_name, "
-                        "view_name, 'view' FROM duckdb_views() WHERE NOT internal ORDER BY ALL;"
-                    )
-                else:
-                    print(SHELL_HELP)
-                    continue
-            buffer += command + "\n"
-            if buffer.rstrip().endswith(";"):
-                try:
-                    write_result(wh.con.execute(buffer).to_arrow_table(), "table", None)
-                except duckdb.Error as exc:
-                    print(f"error: {exc}")
-                buffer = ""
+        run_session(wh, db)

@@ -10,17 +10,20 @@
     --   (an indented comment line continues the previous key)
     SELECT ...
 
-Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits,
-description are required; parameters (TOML inline-table body: defaults of the jinja2 variables
-the SQL uses, each default also declaring its parameter's type: `parameter_fits`), raw (parameters,
-separated by commas, that render as they are; below), depends_on (tables the SQL parser cannot see),
-materialized (`table`, the default, or `view` for a large intermediate that its readers consume
-once), aggregate (`hash`, the default, or `array` for a model whose GROUP BY is over one dense integer
-key: the statements that compute it, its own build or, for a view, the builds of the tables that read
-it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the Python SQL
-functions the SQL calls, from the registry rankhouse/functions.py, registered just before the model is
-built) and dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is exempt from
-the Spark portability check) are optional.
+Keys: name (must equal the file name), version, stage (prepare | evaluate), grain, audits, description
+are required; parameters (TOML inline-table body: defaults of the jinja2 variables the SQL uses, each
+default also declaring its parameter's type: `parameter_fits`), raw (parameters, separated by commas,
+that render as they are; below), depends_on (tables the SQL parser cannot see), columns (TOML
+inline-table body: definitions of the model's own columns, `listed = "..."`, set as column comments with
+the glossary's; below), materialized (`table`, the default, or `view` for a large intermediate that its
+readers consume once), aggregate (`hash`, the default, or `array` for a model whose GROUP BY is over one
+dense integer key: the statements that compute it, its own build or, for a view, the builds of the
+tables that read it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the
+Python SQL functions the SQL calls, from the registry rankhouse/functions.py, registered just before the
+model is built), dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is
+exempt from the Spark portability check) and companion (`true` for a prepare view for analysts, e.g. a
+ranking keyed by qid and docno: a study builds it after its prepare models when it reads only those, and
+never freezes it; no model reads it) are optional.
 
 The template renders in jinja2's sandbox (rankhouse/warehouse/render.py). A parameter renders as a SQL
 literal of its declared type: `{{ corpus }}` (as `{{ corpus | literal }}`) is the quoted string
@@ -32,6 +35,12 @@ checked to be a plain name (letters, digits and _, not starting with a digit), e
     -- parameters: source = "run_ranking"
     -- raw: source
     SELECT * FROM models.{{ source }}
+
+Comments. When a model is built, its table or view gets its description as comment and each of its
+columns the definition of its name (COMMENT ON; rankhouse/warehouse/comments.py): from the glossary
+models/columns.toml, one definition per name shared by many models, or from the header's `columns` for
+a name of its own. A header may not define a name the glossary defines. Comments are no part of a
+fingerprint (the header is not), so a changed definition shows once the model is next built.
 """
 
 from __future__ import annotations
@@ -47,7 +56,9 @@ from rankhouse.errors import ModelError
 
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
-OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect")
+OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect", "columns")
+OPTIONAL += ("companion",)
+GLOSSARY = "columns.toml"
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
@@ -89,11 +100,18 @@ class Model:
     aggregate: str = "hash"
     functions: tuple[str, ...] = ()
     dialect: str | None = None
+    columns: dict[str, str] = field(default_factory=dict)
+    companion: bool = False
+    glossary: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def table(self) -> str:
         """The table (or view) the model builds: `models.<name>`."""
         return f"models.{self.name}"
+
+    def column_comment(self, column: str) -> str | None:
+        """The definition of one of its columns: the header's, else the glossary's, else None."""
+        return self.columns.get(column) or self.glossary.get(column)
 
 
 def parameter_kind(default: object, plural: bool = False) -> str:
@@ -208,8 +226,42 @@ def parse_audits(model: str, text: str) -> tuple[Audit, ...]:
     return tuple(audits)
 
 
-def parse_model(path: Path, models_dir: Path) -> Model:
-    """Read one model file."""
+def load_glossary(models_dir: Path) -> dict[str, str]:
+    """The column glossary models_dir/columns.toml (name -> definition); empty if there is none.
+
+    >>> from rankhouse.paths import MODELS_DIR
+    >>> load_glossary(MODELS_DIR)["qid"]
+    "The query's own id, as in its source file (a TREC topic number, a dataset's query id)"
+    """
+    path = models_dir / GLOSSARY
+    if not path.is_file():
+        return {}
+    try:
+        glossary = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(GLOSSARY, f"is not valid TOML: {exc}") from None
+    bad = [name for name, text in glossary.items() if not isinstance(text, str) or not text.strip()]
+    if bad:
+        raise ModelError(GLOSSARY, f'defines {", ".join(bad)} with no text: each name = "its definition"')
+    return glossary
+
+
+def parse_columns(model: str, text: str, glossary: dict[str, str]) -> dict[str, str]:
+    """`listed = "..."` -> {'listed': '...'}: a model's own column definitions, none of a glossary name."""
+    try:
+        columns = tomllib.loads(f"c = {{{text}}}")["c"]
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(model, f"bad columns in the header: {exc}") from None
+    for name, definition in columns.items():
+        if not isinstance(definition, str) or not definition.strip():
+            raise ModelError(model, f"columns: {name} needs a definition (a string)")
+        if name in glossary:
+            raise ModelError(model, f"columns: {name} is defined in models/{GLOSSARY}, once for every model")
+    return columns
+
+
+def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = None) -> Model:
+    """Read one model file (its column definitions checked against the glossary, if given)."""
     header, body = parse_header(path.read_text(encoding="utf-8"), path)
     name = header.get("name", path.stem)
     missing = [k for k in REQUIRED if k not in header]
@@ -224,6 +276,10 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         raise ModelError(name, f"materialized must be one of {', '.join(MATERIALIZATIONS)}")
     if header.get("aggregate", "hash") not in AGGREGATES:
         raise ModelError(name, f"aggregate must be one of {', '.join(AGGREGATES)}")
+    if header.get("companion", "false") not in ("true", "false"):
+        raise ModelError(name, "companion is true or false")
+    if header.get("companion") == "true" and (header.get("materialized") != "view" or header["stage"] != "prepare"):
+        raise ModelError(name, "a companion is a view of the prepare stage (materialized: view, stage: prepare)")
     if header["stage"] not in STAGES:
         raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
     try:
@@ -255,14 +311,18 @@ def parse_model(path: Path, models_dir: Path) -> Model:
         aggregate=header.get("aggregate", "hash"),
         functions=tuple(f.strip() for f in header.get("functions", "").split(",") if f.strip()),
         dialect=header.get("dialect") or None,
+        columns=parse_columns(name, header.get("columns", ""), glossary or {}),
+        companion=header.get("companion") == "true",
+        glossary=glossary or {},
     )
 
 
 def load_models(models_dir: Path) -> dict[str, Model]:
     """Every `*.sql` model under `models_dir`, by name; names must be unique across groups."""
     models: dict[str, Model] = {}
+    glossary = load_glossary(models_dir)
     for path in sorted(models_dir.rglob("*.sql")):
-        model = parse_model(path, models_dir)
+        model = parse_model(path, models_dir, glossary)
         if model.name in models:
             raise ModelError(model.name, f"defined twice: {models[model.name].path} and {path}")
         models[model.name] = model

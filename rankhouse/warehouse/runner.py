@@ -14,6 +14,7 @@ from rankhouse import functions
 from rankhouse.errors import AuditError, ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.comments import describe
 from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import canonical_sql, effective_parameters, parse, render
@@ -213,6 +214,7 @@ class Runner:
             with self.wh.transaction():
                 self._drop_other_kind(model)
                 self.create(model, sql)
+                describe(self.wh, model)  # comments from its header and the column glossary
                 rows = self._rows(model)
                 self.wh.sql("DELETE FROM meta.model_objects WHERE model = ?", [model.name])
                 self.wh.sql(

@@ -23,3 +23,13 @@ SELECT
     {%- endfor %}
 WHERE false
 {%- endmacro %}
+
+{#- A ranking keyed by row numbers, with the corpus' own ids beside its rows: qid from models.queries and
+    docno (the doc_id) from models.documents, matched on the ranking's corpus and the row numbers in its
+    columns `query_row` and `doc_row`. Every column of the ranking is kept. -#}
+{% macro with_corpus_ids(ranking, query_row, doc_row) -%}
+SELECT r.*, q.qid, d.doc_id AS docno
+FROM {{ ranking }} AS r
+JOIN models.queries AS q ON q.corpus = r.corpus AND q.query_row = r.{{ query_row }}
+JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.{{ doc_row }}
+{%- endmacro %}

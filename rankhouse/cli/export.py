@@ -1,0 +1,228 @@
+"""`rankhouse export DIR`: the warehouse's models as files for other tools, with a manifest.
+
+One file per model (`<model>.parquet` or `<model>.csv`, with a header), its rows in a total order (every
+column ascending, the grain's columns first), written by DuckDB's COPY; and `manifest.json`: per model its
+kind (table or view), the fingerprint of the build that made it, rows, file and the file's SHA-256.
+
+What is exported, and the gate:
+- `--select` takes `rankhouse run -s`'s selection (Project.select: `name`, `+name`, `name+`, `stage:...`,
+  `group:...`); every model it selects must be built in the warehouse. Without it, every model that is
+  built there, views included (a view is computed when exported: BANKING77's full-ranking views hold
+  30.8M rows each, so select what you need). A model is built when the warehouse holds the table or
+  view its last build made (its catalog definition as recorded in meta.model_objects at build time): a
+  relation replaced or created by hand is not exported.
+- The warehouse is opened as `rankhouse query` opens it (query.open_for_analysts: read-only, no file
+  access, settings locked), and the labels gate stays closed: models only, and no model view reads the
+  labels file (the DAG refuses one), so what export can read is what `rankhouse query` shows without
+  `--study`. A study's labels reach models.* only as its evaluate models' tables, built by `rankhouse
+  study evaluate` after the freeze verifies; before that they are not built, and refused.
+- The rows go from that connection to a separate one that may write files (Warehouse.files), as Arrow:
+  the warehouse's connection opens no file. HUGEINT columns (exact sums) arrive as DECIMAL(38,0).
+
+Refusals, all before anything is written: an unknown selection, a selected model that is not built,
+DIR an existing file, or an existing non-empty DIR without `--force` (with it, files of the same names
+are replaced and others left). Files are written to a temporary folder beside DIR and moved in at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import duckdb
+import sqlglot
+import typer
+from sqlglot import exp
+
+from rankhouse import __version__
+from rankhouse.cli.common import DEFAULT, DbOption, choose, say
+from rankhouse.cli.query import open_for_analysts
+from rankhouse.errors import RankhouseError
+from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import definition_sha256
+
+FORMATS = ("parquet", "csv")
+COPY_OPTIONS = {"parquet": "FORMAT parquet", "csv": "FORMAT csv, HEADER true"}
+MANIFEST = "manifest.json"
+BATCH_ROWS = 1 << 17
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One model's file, as the manifest lists it."""
+
+    model: str
+    kind: str
+    fingerprint: str
+    rows: int
+    file: str
+    sha256: str
+
+
+def built_models(wh: Warehouse, project: Project) -> dict[str, str]:
+    """Model -> the fingerprint of its last build, for every model whose table or view in the warehouse is
+    the object that build made (meta.model_objects) and, for a view, computed only from such relations (the
+    models.* its stored definition reads, parsed), in dependency order."""
+    if not wh.table_exists("meta.model_objects"):
+        return {}
+    recorded = {name: (fingerprint, sha) for name, fingerprint, sha in wh.sql("FROM meta.model_objects")}
+    views = dict(wh.sql(
+        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'models'"
+    ))  # fmt: skip
+    found: dict[str, bool] = {}
+
+    def sound(name: str) -> bool:
+        if name not in found:
+            found[name] = False  # while it is looked at (no model reads itself)
+            model = project.models.get(name)
+            ok = model is not None and name in recorded and definition_sha256(wh, model) == recorded[name][1]
+            if ok and name in views:
+                ok = all(sound(parent) for parent in view_reads(views[name]))
+            found[name] = ok
+        return found[name]
+
+    return {name: recorded[name][0] for name in project.order if sound(name)}
+
+
+def view_reads(sql: str) -> set[str]:
+    """The models.* relations a view's stored definition reads.
+
+    >>> sorted(view_reads("CREATE VIEW models.v AS WITH a AS (FROM models.x) FROM a JOIN raw.y USING (k)"))
+    ['x']
+    """
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    created = tree.this if isinstance(tree, exp.Create) else None
+    created = created.this if isinstance(created, exp.Schema) else created
+    tables = (t for t in tree.find_all(exp.Table) if t is not created and t.db.lower() == "models")
+    return {t.name.lower() for t in tables}
+
+
+def chosen(project: Project, built: dict[str, str], select: str | None, db: str) -> list[str]:
+    """The models to export: the selection's (each of them built), or every built one."""
+    if not select:
+        if not built:
+            raise RankhouseError(f"no model is built in {db}: nothing to export")
+        return list(built)
+    names = project.select(select)
+    missing = [name for name in names if name not in built]
+    if missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        raise RankhouseError(
+            f"not built in {db}: {shown} (a model is built by `rankhouse run` or its study's stage; a study's "
+            "evaluate models once its freeze verifies); `rankhouse models list --db` shows each model's status"
+        )
+    return names
+
+
+def check_target(target: Path, force: bool) -> None:
+    """Refuse a target that is a file, or a non-empty folder without --force."""
+    if target.exists() and not target.is_dir():
+        raise RankhouseError(f"{target} is a file, not a folder")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise RankhouseError(f"{target} is not empty: choose another folder, or --force to replace its files")
+
+
+def ordered_rows(wh: Warehouse, model: Model) -> str:
+    """SELECT of a model's rows in a total order: every column ascending, the grain's first."""
+    columns = [
+        row[0]
+        for row in wh.sql(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+            "AND schema_name = 'models' AND table_name = ? ORDER BY column_index",
+            [model.name],
+        )
+    ]
+    keys = [c for c in model.grain if c in columns] + [c for c in columns if c not in model.grain]
+    order = ", ".join(f'"{c}"' for c in keys)
+    return f"SELECT * FROM {model.table} ORDER BY {order}"
+
+
+def write_model(wh: Warehouse, model: Model, path: Path, output_format: str) -> int:
+    """Write one model's rows to `path` with COPY (in the file-writing connection); the row count."""
+    reader = wh.con.sql(ordered_rows(wh, model)).to_arrow_reader(BATCH_ROWS)
+    wh.files.register("rh_export_rows", reader)
+    try:
+        quoted = str(path).replace("'", "''")
+        copied = wh.files.execute(f"COPY rh_export_rows TO '{quoted}' ({COPY_OPTIONS[output_format]})").fetchall()
+    finally:
+        wh.files.unregister("rh_export_rows")
+    return int(copied[0][0])
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_models(
+    wh: Warehouse, project: Project, names: list[str], built: dict[str, str], folder: Path, output_format: str
+) -> list[Exported]:
+    """Write every named model into `folder`, and the manifest."""
+    exported = []
+    for name in names:
+        model = project.models[name]
+        path = folder / f"{name}.{output_format}"
+        try:
+            rows = write_model(wh, model, path, output_format)
+        except duckdb.Error as exc:
+            raise RankhouseError(f"model {name} could not be exported: {exc}") from None
+        exported.append(Exported(name, model.materialized, built[name], rows, path.name, file_sha256(path)))
+        say(f"  {name:<32} {rows:>12,} rows  {path.name}")
+    manifest = {
+        "warehouse": wh.path,
+        "format": output_format,
+        "rankhouse": __version__,
+        "duckdb": duckdb.__version__,
+        "models": [vars(e) for e in exported],
+    }
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return exported
+
+
+def export_command(
+    target: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write (created if missing).")],
+    output_format: Annotated[str, typer.Option("--format", help="parquet (default) or csv.")] = "parquet",
+    select: Annotated[
+        str | None, typer.Option("--select", "-s", help="dbt-style, as `rankhouse run -s`: name, +name, name+.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Write into a non-empty folder, replacing files.")] = False,
+    db: DbOption = DEFAULT,
+) -> None:
+    """Write built models to files, one per model, with a manifest (fingerprint, rows, SHA-256).
+
+    Example: rankhouse export out/tables --format parquet --select +run_measures --db rankhouse.duckdb
+    """
+    choose(output_format, FORMATS, "--format")
+    project = Project.load()
+    check_target(target, force)
+    with Warehouse(db, read_only=True) as wh:
+        built = built_models(wh, project)
+    names = chosen(project, built, select, db)
+    # the models' views that sum into arrays (BM25's) get array aggregates: settings are locked once open
+    arrays = any(project.computes_array_aggregate(n) for n in names)
+    with open_for_analysts(db, None, None, False, None, array_aggregates=arrays) as wh:
+        if built_models(wh, project) != built:
+            raise RankhouseError(f"{db} changed while the export started; run it again")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            say(f"exporting {len(names)} model(s) from {db} to {target} as {output_format}")
+            exported = export_models(wh, project, names, built, staging, output_format)
+            target.mkdir(exist_ok=True)
+            for path in staging.iterdir():
+                os.replace(path, target / path.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    say(f"wrote {len(exported)} file(s) and {MANIFEST} to {target}")

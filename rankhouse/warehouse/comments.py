@@ -1,0 +1,36 @@
+"""Comments on a built model's table or view and its columns (COMMENT ON), from its header and the
+column glossary models/columns.toml (catalog.py says where each comes from)."""
+
+from __future__ import annotations
+
+from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.connection import Warehouse
+
+
+def literal(text: str) -> str:
+    """A SQL string literal.
+
+    >>> literal("the query's id")
+    "'the query''s id'"
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+def describe(wh: Warehouse, model: Model) -> None:
+    """Set the comments of the model's built table or view: its description on it, and on each of its
+    columns the definition of the column's name (the header's or the glossary's), where there is one.
+
+    >>> describe(wh, project.models["run_measures"])  # doctest: +SKIP
+    """
+    kind = "VIEW" if model.materialized == "view" else "TABLE"
+    wh.sql(f"COMMENT ON {kind} {model.table} IS {literal(model.description)}")
+    columns = wh.sql(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+        "AND schema_name = 'models' AND table_name = ? ORDER BY column_index",
+        [model.name],
+    )
+    for (column,) in columns:
+        definition = model.column_comment(column)
+        if definition:
+            quoted = column.replace('"', '""')
+            wh.sql(f'COMMENT ON COLUMN {model.table}."{quoted}" IS {literal(definition)}')
