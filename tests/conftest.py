@@ -153,10 +153,11 @@ def lanes_subset_study(tmp_path_factory):
 
 
 def copied(out: Path, to: Path) -> Path:
-    """A study's output directory without its run files, bundle and report (the report reads none of them)."""
+    """A study's output directory without its run files, bundle and HTML report (the report reads none of them;
+    a writer's own report.md is kept)."""
     import shutil
 
-    shutil.copytree(out, to, ignore=shutil.ignore_patterns("runs", "bundle", "*.run", "report.*", "figures"))
+    shutil.copytree(out, to, ignore=shutil.ignore_patterns("runs", "bundle", "*.run", "report.html", "figures"))
     return to
 
 

@@ -36,7 +36,8 @@ def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]
 
     out.mkdir(parents=True, exist_ok=True)
     written = writer(study).write(study, evaluation, out)
-    written += write_differences(study, evaluation, out)
+    if out / "paired_differences.csv" not in written:  # the features writer labels its own with the extractor
+        written += write_differences(study, evaluation, out)
     return [*written, write_json(out / "provenance.json", provenance(study, evaluation, out))]
 
 

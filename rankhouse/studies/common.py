@@ -189,18 +189,22 @@ def provenance(study: Study, evaluation: Evaluation, out: Path) -> dict:
     }
 
 
-def write_differences(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """paired_differences.csv: every paired contrast's per-query difference a - b (results.paired_differences)
-    in the study's query order, if the study has any contrast; nothing otherwise."""
+DIFFERENCES = ["study", "subset", "contrast", "system_a", "system_b", "measure", "query", "difference"]
+
+
+def differences(study: Study, evaluation: Evaluation) -> list[tuple]:
+    """Every paired contrast's per-query difference a - b (results.paired_differences) of the study and its
+    parts, in the study's query order: the rows of paired_differences.csv (columns DIFFERENCES)."""
     if not study.wh.table_exists("results.paired_differences"):
         return []
-    rows = study.wh.sql(
-        "SELECT study, subset, contrast, system_a, system_b, measure, query, difference "
-        "FROM results.paired_differences WHERE freeze_id = ? AND (study = ? OR starts_with(study, ?)) "
-        "ORDER BY study, subset, contrast, measure, subset_position",
+    return study.wh.sql(
+        f"SELECT {', '.join(DIFFERENCES)} FROM results.paired_differences WHERE freeze_id = ? "
+        "AND (study = ? OR starts_with(study, ?)) ORDER BY study, subset, contrast, measure, subset_position",
         [evaluation.freeze.freeze_id, study.protocol.name, study.protocol.name + "/"],
     )
-    if not rows:
-        return []
-    columns = ["study", "subset", "contrast", "system_a", "system_b", "measure", "query", "difference"]
-    return [write_csv(out / "paired_differences.csv", columns, rows)]
+
+
+def write_differences(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """paired_differences.csv (`differences`) if the study has any contrast; nothing otherwise."""
+    rows = differences(study, evaluation)
+    return [write_csv(out / "paired_differences.csv", DIFFERENCES, rows)] if rows else []

@@ -14,8 +14,9 @@ queries}`, `subsets`, `contrasts.<subset>.<a - b>`, `duplicates` (as retrieval s
 `weights`, `fingerprints`, `dataset`, `reproduction`, `receipts` (the extraction's, per split), and `e3`,
 `e4` and `query_fixtures` when the protocol evaluates those parts (rankings `group_rankings@e3`,
 `case_rankings@e4`). Files: weights.csv, feature_distributions.csv, per_query.csv, class_results.csv,
-confusions.csv, ablations.csv, receipts.csv, fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md,
-copied), report.md; with E3/E4 also e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv (written by
+confusions.csv, ablations.csv, receipts.csv, paired_differences.csv (as every study's, labelled),
+fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md, copied), report.md; with E3/E4 also
+e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv, e4_rank_changes.csv (written by
 rankhouse/studies/feature_requirements.py, which also gives E3's and E4's results and report sections).
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from rankhouse.loaders.sources import sha256_file
 from rankhouse.studies import feature_requirements, retrieval
-from rankhouse.studies.common import loaded_sources, reproduction, write_csv, write_json
+from rankhouse.studies.common import DIFFERENCES, differences, loaded_sources, reproduction, write_csv, write_json
 from rankhouse.study import Evaluation, Study
 
 METHODS = ["bm25", "cosine", "dot", "weighted"]  # seed 004 E2, in its order
@@ -187,6 +188,10 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     }  # fmt: skip
     for name, (sql, params) in tables.items():
         written.append(_labelled(study, out / name, block, sql, params))
+    if rows := differences(study, evaluation):
+        label = [block["extractor"], str(block["stand_in"]).lower()]
+        written.append(write_csv(out / "paired_differences.csv", [*DIFFERENCES, "extractor", "stand_in"],
+                                 [[*row, *label] for row in rows]))  # fmt: skip
     if found["receipts"]:
         columns = list(found["receipts"][0])
         written.append(write_csv(out / "receipts.csv", columns, [[r[c] for c in columns] for r in found["receipts"]]))
