@@ -5,8 +5,9 @@ overflows the window, and that the page asked for nothing beyond its file (the n
 with an outside reference and an empty figure shows that the checks catch both.
 
 Skipped when Chromium is not on PATH (`make test` says so; .ci/run installs Debian's `chromium`). With
-RANKHOUSE_REPORT_SCREENSHOTS=DIR (e.g. docs/img) the screenshots are also copied there as
-report-<kind>.png, the README's pictures."""
+RANKHOUSE_REPORT_SCREENSHOTS=DIR the screenshots of the README's kinds (README_SHOTS) are also copied there
+as report-<kind>.png: `RANKHOUSE_REPORT_SCREENSHOTS=docs/img pytest tests/test_report_browser.py` makes the
+README's pictures."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ from test_report import SVG
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium is not on PATH: the browser test is skipped")
 WIDTH, HEIGHT = 1280, 1400
+README_SHOTS = ("retrieval", "fusion", "lanes")
 
 
-def problems(page: Path, folder: Path, name: str) -> list[str]:
-    """What is wrong with a rendered report, as sentences (none: it rendered as it should)."""
+def problems(page: Path, folder: Path, name: str | None) -> list[str]:
+    """What is wrong with a rendered report, as sentences (none: it rendered as it should); the screenshot of
+    one of README_SHOTS is kept as report-<name>.png when RANKHOUSE_REPORT_SCREENSHOTS says where."""
     html = page.read_text()
     rendered = render(page, folder, WIDTH, HEIGHT)
     m = rendered.measured
@@ -53,7 +56,7 @@ def problems(page: Path, folder: Path, name: str) -> list[str]:
     data = rendered.screenshot.read_bytes()
     if data[:8] != b"\x89PNG\r\n\x1a\n" or struct.unpack(">II", data[16:24]) != (WIDTH, HEIGHT) or len(data) < 20_000:
         found.append(f"screenshot of {len(data)} bytes")
-    elif target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS"):
+    elif name in README_SHOTS and (target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS")):
         Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(rendered.screenshot, Path(target) / f"report-{name}.png")
     return found
@@ -79,6 +82,6 @@ def test_the_checks_catch_an_outside_request_and_an_empty_figure(study_reports, 
     page = tmp_path / "control.html"
     page.write_text(html.replace(first, emptied).replace(
         "</main>", '<img src="http://127.0.0.1:9/pixel.png" alt=""></main>'))  # fmt: skip
-    found = problems(page, tmp_path / "browser", "control")
+    found = problems(page, tmp_path / "browser", None)
     assert any(p.startswith(f"figure {SVG.search(html).group(1)} at") for p in found), found
     assert any("requests left the file: ['http://127.0.0.1:9/pixel.png']" in p for p in found), found
