@@ -123,14 +123,18 @@ def test_bars_and_rank_changes_carry_their_data_and_widths_are_proportional():
     assert (ten - start) * math.log10(5) == pytest.approx(dots[0] - start, abs=0.02)
 
 
-def test_every_plot_is_accessible_and_deterministic():
-    made = [
+def one_of_each() -> list[str]:
+    return [
         plots.forest("a", "A", [Interval("x", 0.1, 0.0, 0.2)], axis="d"),
         plots.sorted_differences("b", "B", [0.5, -0.5, 0.0], axis="d"),
         plots.bars("c", "C", [Bar("x & <y>", (1.0,))], ["s"], axis="v"),
         plots.histogram("e", "E", [1.0, 2.0, 2.0], axis="k"),
         plots.rank_change("f", "F", [Ranks("x", 3, {"s": 1})], ["s"], axis="rank"),
     ]
+
+
+def test_every_plot_is_accessible_and_deterministic():
+    made = one_of_each()
     for svg in made:
         root = ET.fromstring(svg)  # well-formed, every text escaped
         ident = root.get("id")
@@ -139,14 +143,7 @@ def test_every_plot_is_accessible_and_deterministic():
         assert root.find(f"{ns}title").get("id") == f"{ident}-title" and root.find(f"{ns}title").text
         assert root.find(f"{ns}desc").get("id") == f"{ident}-desc" and root.find(f"{ns}desc").text
         assert any(t.get("font-weight") == "600" for t in root.iter(f"{ns}text"))  # the axis label
-    again = [
-        plots.forest("a", "A", [Interval("x", 0.1, 0.0, 0.2)], axis="d"),
-        plots.sorted_differences("b", "B", [0.5, -0.5, 0.0], axis="d"),
-        plots.bars("c", "C", [Bar("x & <y>", (1.0,))], ["s"], axis="v"),
-        plots.histogram("e", "E", [1.0, 2.0, 2.0], axis="k"),
-        plots.rank_change("f", "F", [Ranks("x", 3, {"s": 1})], ["s"], axis="rank"),
-    ]
-    assert made == again
+    assert made == one_of_each()  # the same bytes
 
 
 # -- BANKING77 (retrieval) ------------------------------------------------------------------------
@@ -285,6 +282,37 @@ def test_study_run_writes_the_report_and_its_figures_are_query_measures(trec_sam
     assert '<td class="n">1,500</td>' in html  # NumRet, a count, as a whole number
     ((freeze,),) = chain
     assert hashlib.sha256((root / "freezes" / f"{freeze}.json").read_bytes()).hexdigest() in html
+
+
+def test_a_superseded_freeze_is_in_the_chain_with_its_hash_and_reason(tmp_path):
+    from rankhouse.studies import write_outputs
+    from rankhouse.study import Protocol, Study
+    from rankhouse.warehouse import Warehouse
+
+    protocol = tmp_path / "trec_sample.toml"
+    text = (ROOT / "studies" / "trec_sample.toml").read_text().replace('path = "../', f'path = "{ROOT}/')
+    protocol.write_text(text)
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        study = Study(Protocol.load(protocol), wh, tmp_path / "freezes")
+        study.prepare()
+        study.freeze()
+        protocol.write_text(text.replace('description = "', 'description = "(corrected) '))
+        study = Study(Protocol.load(protocol), wh, tmp_path / "freezes")
+        study.prepare()
+        study.freeze("trec_sample-1", "the description | said too little")
+        write_outputs(study, study.evaluate(), tmp_path / "out")
+    build(tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text()
+    chain = html[html.index('<section id="freezes"') : html.index('<section id="provenance"')]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(<td.*?)</tr>", chain)]
+    first, second = (hashlib.sha256((tmp_path / "freezes" / f"trec_sample-{n}.json").read_bytes()).hexdigest()
+                     for n in (1, 2))  # fmt: skip
+    assert [[r[0], r[2], r[3], r[4], r[5]] for r in rows] == [
+        ["trec_sample-1", first, "", "", ""],
+        ["trec_sample-2 (evaluated)", second, first, "trec_sample-1", "the description | said too little"],
+    ]
+    assert "| trec_sample-2 (evaluated) |" in (tmp_path / "out" / "report.md").read_text()
+    assert "the description \\| said too little" in (tmp_path / "out" / "report.md").read_text()
 
 
 # -- bytes, the Markdown variant, a copy without the warehouse --------------------------------------

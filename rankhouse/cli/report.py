@@ -22,8 +22,10 @@ def report_command(
         ),
     ] = "both",
 ) -> None:
-    """Draw a study's report from its output directory: results with intervals, paired contrasts, per-query
-    differences and the study's own figures, its freeze chain and provenance. It opens no warehouse.
+    """Draw a study's HTML and Markdown report from its output directory alone (no warehouse is opened).
+
+    The results with their intervals, paired contrasts, per-query differences, the study's own figures,
+    its freeze chain and provenance, from DIR's results.json, provenance.json and CSV files.
 
     Example: rankhouse report out/banking77 --format html
     """

@@ -40,18 +40,25 @@ def _environment(autoescape: bool) -> jinja2.Environment:
 
 
 def markdown_cell(value: object) -> str:
-    """Text made safe for one Markdown table cell or line: pipes escaped, line breaks as spaces."""
+    """Text made safe for one Markdown table cell or line: pipes escaped, line breaks as spaces.
+
+    >>> print(markdown_cell("a | b  c"))
+    a \\| b c
+    """
     return " ".join(str(value).split()).replace("|", "\\|")
 
 
 def html(report: Report) -> str:
-    """report.html's text."""
+    """report.html's text.  Example: html(read(Path("out/banking77")))"""
     return _environment(True).get_template("report.html.j2").render(report=report)
 
 
 def markdown(report: Report, appended: bool = False) -> str:
     """The Markdown report's text; `appended`: only the block that goes into a writer's own report.md (the
-    figures with their notes, the freeze chain and the provenance, headings one level down)."""
+    figures with their notes, the freeze chain and the provenance, headings one level down).
+
+    Example: markdown(read(Path("out/banking77")))
+    """
     sections = report.sections
     if appended:
         sections = [

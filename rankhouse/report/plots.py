@@ -178,7 +178,10 @@ def _interval(r: Interval, signed: bool) -> str:
 
 def forest(ident: str, title: str, rows: Sequence[Interval], *, axis: str, desc: str = "", signed: bool = True) -> str:
     """A forest plot: per row a square at the estimate and a line over its interval, a dashed line at 0,
-    the label on the left and `estimate [low, high]` on the right (with signs: differences)."""
+    the label on the left and `estimate [low, high]` on the right (with signs: differences).
+
+    Example: forest("forest-top-1", "Contrasts", [Interval("dense - bm25", 0.12, 0.11, 0.13)], axis="Top-1")
+    """
     left = _label_width([r.label + (f" ({r.note})" if r.note else "") for r in rows], 340)
     right_text = 196
     width = max(WIDTH, left + 380 + right_text)
@@ -211,7 +214,10 @@ def forest(ident: str, title: str, rows: Sequence[Interval], *, axis: str, desc:
 
 def sorted_differences(ident: str, title: str, values: Sequence[float], *, axis: str, desc: str = "") -> str:
     """Per-query differences a - b sorted from the largest win to the largest loss: one step per query,
-    green above 0 (a wins), red below (a loses), the ties on the zero line; the counts in the corner."""
+    green above 0 (a wins), red below (a loses), the ties on the zero line; the counts in the corner.
+
+    Example: sorted_differences("d", "dense - bm25", [1.0, 0.0, -1.0, 1.0], axis="Top-1, a - b")
+    """
     ordered = sorted(values, reverse=True)
     n = len(ordered)
     wins, losses = sum(v > 0 for v in ordered), sum(v < 0 for v in ordered)
@@ -261,7 +267,10 @@ def bars(
 ) -> str:  # fmt: skip
     """Horizontal bars, one group per row and one bar per series (a light track behind a bar shows the total
     its value is out of), the value at the end of each bar when there are at most two series (the marks'
-    data and the description carry it otherwise); negative values extend left of 0."""
+    data and the description carry it otherwise); negative values extend left of 0.
+
+    Example: bars("b", "Hits", [Bar("atm_support", (31.0, 35.0), (40.0, 40.0))], ["bm25", "dense"], axis="hits")
+    """
     left = _label_width([r.label for r in rows])
     right_text = 64
     labelled = len(series) <= 2  # room for each bar's value beside it
@@ -315,7 +324,10 @@ def bars(
 
 def histogram(ident: str, title: str, values: Sequence[float], *, axis: str, desc: str = "", bins: int = 12) -> str:
     """A histogram of `values` over round bin edges (about `bins` bins); each bar counts the values in
-    [low, high), the last bin also its upper edge."""
+    [low, high), the last bin also its upper edge.
+
+    Example: histogram("k", "k_t", [203.0, 303.0, 648.0], axis="k_t")
+    """
     edges = ticks(min(values), max(values), bins) if values else [0.0, 1.0]
     if len(edges) < 2:
         edges = [edges[0], edges[0] + 1]
@@ -354,7 +366,11 @@ def rank_change(
 ) -> str:
     """Ranks before and after, one row per item on a log rank axis: a hollow circle at the rank before, a
     filled dot per series at its rank after joined to it by a thin line; an item a series does not rank
-    (None) gets a cross at the right edge, under `not ranked`."""
+    (None) gets a cross at the right edge, under `not ranked`.
+
+    Example: rank_change("r", "C1", [Ranks("doc 7", 1, {"penalty-1": 40, "hard-filter": None})],
+                         ["penalty-1", "hard-filter"], axis="rank")
+    """
     left = _label_width([r.label for r in rows], 200)
     right_gutter = 86
     top, row_height = 34, 18

@@ -2,7 +2,7 @@
 
 `read(directory)` takes results.json (required), provenance.json and the CSV files the study's writer
 exported from the models' tables (rankhouse/studies/), and returns a `Report`: the study kind's sections
-(results, paired contrasts, per-query differences, per-class counts, fusion diagnostics, k_t, E3-E5,
+(results, paired _contrasts, per-query differences, per-class counts, fusion diagnostics, k_t, E3-E5,
 the freeze chain, provenance), each made of `Text`, `Code`, `Table` and `Figure` blocks that the HTML and
 Markdown templates both render. Nothing here opens a warehouse or computes a measure, an interval or a
 test: a cell or a mark is a number from one of those files, formatted by plots.number. A section whose
@@ -28,18 +28,24 @@ KINDS = ("trec", "retrieval", "fusion", "lanes", "evidence", "features")
 # -- blocks -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Text:
+    """A paragraph (plain text; the templates escape it)."""
+
     text: str
     kind: str = "text"
 
 
 @dataclass(frozen=True)
 class Code:
+    """Command lines, shown as they are."""
+
     lines: Sequence[str]
     kind: str = "code"
 
 
 @dataclass(frozen=True)
 class Table:
+    """Rows of formatted cells under their columns, with a caption above."""
+
     columns: Sequence[str]
     rows: Sequence[Sequence[str]]
     numeric: Sequence[bool] = ()  # right-aligned columns
@@ -49,6 +55,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
+    """An SVG figure (plots.py), its id (also its file name under figures/), title and caption."""
+
     ident: str
     title: str
     svg: str
@@ -69,6 +77,8 @@ Block = Text | Code | Table | Figure | Figures
 
 @dataclass(frozen=True)
 class Section:
+    """A titled part of the report (its id is the page's anchor)."""
+
     ident: str
     title: str
     blocks: Sequence[Block]
@@ -163,7 +173,11 @@ def _int(text: str | None) -> int | None:
 
 
 def slug(text: str) -> str:
-    """An identifier made of the text's letters and digits.  >>> slug("dense - bm25 (all)") -> 'dense-bm25-all'"""
+    """An identifier made of the text's letters and digits (figure ids and file names).
+
+    >>> slug("dense - bm25 (all)"), slug("nDCG@10")
+    ('dense-bm25-all', 'ndcg-10')
+    """
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
@@ -182,7 +196,7 @@ def _ordered(found: Iterable[str], preferred: Sequence[str]) -> list[str]:
 COUNTS = ("gained_vs_dense", "lost_vs_dense")  # measures that are counts (and trec_eval's Num*)
 
 
-def cell(entry: dict | None, places: int = 4, count: bool = False) -> str:
+def _cell(entry: dict | None, places: int = 4, count: bool = False) -> str:
     """A measure's value with its interval when it has one: `0.8010 [0.7865, 0.8147]`; a count as a whole number."""
     if not entry or entry.get("value") is None:
         return ""
@@ -209,10 +223,10 @@ EXTRA_MEASURES = ["macro-Top-1", "coverage", "redundancy", "pair_cosine", "objec
                   "lost_vs_dense"]  # fmt: skip
 
 
-def measure_table(block: dict, methods: Sequence[str], measures: Sequence[str], caption: str = "") -> Table:
+def _measure_table(block: dict, methods: Sequence[str], measures: Sequence[str], caption: str = "") -> Table:
     """Measures as rows, methods as columns; each cell the value with its interval when it has one."""
     rows = [
-        [m, *(cell(block.get(method, {}).get(m), count=m in COUNTS or m.startswith("Num")) for method in methods)]
+        [m, *(_cell(block.get(method, {}).get(m), count=m in COUNTS or m.startswith("Num")) for method in methods)]
         for m in measures
     ]
     return Table(["measure", *methods], rows, [False] + [True] * len(methods), caption)
@@ -232,7 +246,7 @@ def _queries(block: dict) -> int | None:
     return None
 
 
-def results_section(folder: Folder, kind: str) -> Section:
+def _results_section(folder: Folder, kind: str) -> Section:
     """The results table(s): every method's measures over all queries (with the Wilson or bootstrap
     intervals the study computed), then each subset's."""
     r = folder.results
@@ -250,7 +264,7 @@ def results_section(folder: Folder, kind: str) -> Section:
         unit = "tasks" if kind == "evidence" else "topics" if kind == "lanes" else "queries"
         counted = f"{number(count)} {unit}" if count is not None else unit
         caption = f"All {counted}." if subset == "all" else f"Subset {subset}, {counted}."
-        blocks.append(measure_table(block, methods, _measures_of(folder, block), caption))
+        blocks.append(_measure_table(block, methods, _measures_of(folder, block), caption))
     notes = {
         "retrieval": "Intervals: Wilson 95% for the hit rates (wilson_intervals); the other measures are means.",
         "features": "Intervals: Wilson 95% for the hit rates (wilson_intervals); the other measures are means.",
@@ -276,7 +290,7 @@ class Contrast:
     note: str = ""
 
 
-def contrasts(folder: Folder, kind: str) -> list[Contrast]:
+def _contrasts(folder: Folder, kind: str) -> list[Contrast]:
     """Every paired bootstrap contrast of results.json, whatever the writer's shape."""
     found = []
     for subset, by_name in folder.results.get("contrasts", {}).items():
@@ -303,10 +317,10 @@ def _rank(order: Sequence[str], item: str) -> int:
     return order.index(item) if item in order else len(order)
 
 
-def contrasts_section(folder: Folder, kind: str) -> Section | None:
+def _contrasts_section(folder: Folder, kind: str) -> Section | None:
     """Forest plots of the paired contrasts (one per measure), their table, and the per-query differences
     of each contrast sorted into wins and losses (paired_differences.csv)."""
-    found = contrasts(folder, kind)
+    found = _contrasts(folder, kind)
     if not found:
         return None
     blocks: list[Block] = [Text(
@@ -331,11 +345,11 @@ def contrasts_section(folder: Folder, kind: str) -> Section | None:
           f"[{number(c.low, signed=True)}, {number(c.high, signed=True)}]", number(c.replicates)] for c in found],
         [False, False, False, True, True, True],
     ))  # fmt: skip
-    blocks += differences_blocks(folder, kind)
+    blocks += _differences_blocks(folder, kind)
     return Section("contrasts", "Paired contrasts", blocks)
 
 
-def differences_blocks(folder: Folder, kind: str) -> list[Block]:
+def _differences_blocks(folder: Folder, kind: str) -> list[Block]:
     """One sorted per-query difference plot per contrast, over all queries, in the first contrast measure."""
     rows = folder.table("paired_differences.csv")
     if rows is None:
@@ -368,7 +382,7 @@ def differences_blocks(folder: Folder, kind: str) -> list[Block]:
 
 
 # -- per class --------------------------------------------------------------------------------------
-def classes_section(folder: Folder, kind: str) -> Section | None:
+def _classes_section(folder: Folder, kind: str) -> Section | None:
     """Per intent, each method's queries whose first document is of their intent (class_results)."""
     rows = folder.table("class_results.csv")
     if rows is None:
@@ -394,7 +408,7 @@ def classes_section(folder: Folder, kind: str) -> Section | None:
 
 
 # -- fusion -----------------------------------------------------------------------------------------
-def fusion_section(folder: Folder) -> Section:
+def _fusion_section(folder: Folder) -> Section:
     """Seed 003's diagnostics: reversals against the dense arm, each arm's influence on the mixture, the
     panel's tail saturation, admission, and the references' bounds and identity cards."""
     blocks: list[Block] = []
@@ -440,11 +454,11 @@ def fusion_section(folder: Folder) -> Section:
                         ("reference_fingerprints.csv", "Reference identity cards")):  # fmt: skip
         rows = folder.table(name)
         if rows:
-            blocks.append(csv_table(rows, f"{title}: {name}."))
+            blocks.append(_csv_table(rows, f"{title}: {name}."))
     return Section("fusion", "Fusion diagnostics", blocks)
 
 
-def csv_table(rows: list[dict], caption: str = "", columns: Sequence[str] | None = None) -> Table:
+def _csv_table(rows: list[dict], caption: str = "", columns: Sequence[str] | None = None) -> Table:
     """A CSV's rows as a table, numbers formatted as everywhere else (whole numbers as whole)."""
     columns = list(columns or (rows[0].keys() if rows else []))
     numeric = [all(_is_number(r.get(c, "")) for r in rows) and any(r.get(c) for r in rows) for c in columns]
@@ -469,7 +483,7 @@ def _shown(text: str, is_number: bool) -> str:
 
 
 # -- lanes ------------------------------------------------------------------------------------------
-def lanes_section(folder: Folder) -> Section:
+def _lanes_section(folder: Folder) -> Section:
     """The candidate sets' sizes k_t (their distribution and per topic), the fallback and the scoring receipt."""
     c = folder.results.get("candidates", {})
     blocks: list[Block] = [Text(
@@ -517,7 +531,7 @@ def _value(value: object) -> str:
 
 
 # -- evidence ---------------------------------------------------------------------------------------
-def evidence_section(folder: Folder) -> Section:
+def _evidence_section(folder: Folder) -> Section:
     """The example tasks in full: each method's five documents with the judges' grades and agreed obligations."""
     r = folder.results
     blocks: list[Block] = [Text(
@@ -542,7 +556,7 @@ E3_SYSTEMS = ["phrase-bm25", "interpreted-requirements", "manual-requirements"]
 E4_SYSTEMS = ["positive", "penalty-0.25", "penalty-0.5", "penalty-1", "hard-filter"]
 
 
-def ablations_section(folder: Folder) -> Section | None:
+def _ablations_section(folder: Folder) -> Section | None:
     """E5: each ablation's change in Top-1 and Hit@5 against the full weighted system (feature_ablations)."""
     rows = folder.table("ablations.csv")
     if rows is None:
@@ -563,7 +577,7 @@ def ablations_section(folder: Folder) -> Section | None:
     ])  # fmt: skip
 
 
-def e3_section(folder: Folder) -> Section | None:
+def _e3_section(folder: Folder) -> Section | None:
     """E3: the systems' measures over the phrases with intervals by group, and nDCG@10 per group."""
     e3 = folder.results.get("e3")
     if not e3:
@@ -572,7 +586,7 @@ def e3_section(folder: Folder) -> Section | None:
     measures = _ordered((m for s in e3["systems"].values() for m in s), ["P@10", "R@10", "Hit@10", "nDCG@10", "MRR"])
     blocks: list[Block] = [
         Text(f"Intervals: {e3.get('intervals', '')}. {e3.get('judgments', '')}"),
-        measure_table(e3["systems"], systems, measures, "E3 phrases: mean over every phrase, interval by group."),
+        _measure_table(e3["systems"], systems, measures, "E3 phrases: mean over every phrase, interval by group."),
     ]
     for measure in ("nDCG@10", "P@10"):
         rows = [Interval(s, e["value"], e["ci_low"], e["ci_high"]) for s in systems
@@ -600,7 +614,7 @@ def e3_section(folder: Folder) -> Section | None:
     return Section("e3", "E3: broader semantic retrieval", blocks)
 
 
-def e4_section(folder: Folder) -> Section | None:
+def _e4_section(folder: Folder) -> Section | None:
     """E4: the systems' means over the cases, and per case the rank changes of the top-10 documents."""
     e4 = folder.results.get("e4")
     if not e4:
@@ -611,7 +625,7 @@ def e4_section(folder: Folder) -> Section | None:
         Text(f"{len(e4.get('cases', {}))} cases; {number(e4.get('hard_filter_violations'))} hard-filter violations, "
              f"{number(e4.get('penalty_violations'))} scores that rose with their penalty (audits), "
              f"{number(e4.get('semantic_failures'))} semantic failures. {e4.get('judgments', '')}"),
-        measure_table(e4.get("systems", {}), systems, measures, "E4: means over the cases."),
+        _measure_table(e4.get("systems", {}), systems, measures, "E4: means over the cases."),
     ]  # fmt: skip
     changes = folder.table("e4_rank_changes.csv")
     if changes is None:
@@ -621,12 +635,14 @@ def e4_section(folder: Folder) -> Section | None:
         figures = []
         names = {case_id: case.get("name", "") for case_id, case in e4.get("cases", {}).items()}
         for case_id in dict.fromkeys(r["case_id"] for r in changes):
-            rows: dict[str, Ranks] = {}
+            before: dict[str, tuple[str, int]] = {}  # document -> (label, positive rank)
+            after: dict[str, dict[str, int | None]] = {}  # document -> {system: rank, None if removed}
             for r in (r for r in changes if r["case_id"] == case_id):
                 label = r["doc_id"] + {"unwanted": " (unwanted)", "desired": ""}.get(r["role"], " (other)")
-                item = rows.setdefault(r["doc_id"], Ranks(label, int(r["positive_rank"]), {}))
-                item.after[r["system"]] = _int(r["rank"])  # type: ignore[index]
-            ordered = sorted(rows.values(), key=lambda x: x.before)
+                before[r["doc_id"]] = (label, int(r["positive_rank"]))
+                after.setdefault(r["doc_id"], {})[r["system"]] = _int(r["rank"])
+            ordered = sorted((Ranks(label, rank, after[doc]) for doc, (label, rank) in before.items()),
+                             key=lambda x: x.before)  # fmt: skip
             ident = f"e4-ranks-{slug(case_id)}"
             title = f"E4 {case_id}: ranks without and with the penalty or filter"
             svg = plots.rank_change(ident, title, ordered, changed, axis="rank (log scale)",
@@ -641,12 +657,12 @@ def e4_section(folder: Folder) -> Section | None:
                    *figures]  # fmt: skip
     failures = folder.table("e4_semantic_failures.csv")
     if failures:
-        blocks.append(csv_table(failures, "Semantic failures: hard-filtered top-10 documents of an unwanted intent."))
+        blocks.append(_csv_table(failures, "Semantic failures: hard-filtered top-10 documents of an unwanted intent."))
     return Section("e4", "E4: controllability", blocks)
 
 
 # -- trec -------------------------------------------------------------------------------------------
-def per_query_section(folder: Folder) -> Section | None:
+def _per_query_section(folder: Folder) -> Section | None:
     """A TREC study's first measure per query and run (per_query.csv, trec_eval -q's values)."""
     rows = folder.table("per_query.csv")
     if not rows or "run_id" not in rows[0]:
@@ -671,7 +687,7 @@ def per_query_section(folder: Folder) -> Section | None:
 
 
 # -- freeze chain and provenance --------------------------------------------------------------------
-def freeze_section(folder: Folder) -> Section:
+def _freeze_section(folder: Folder) -> Section:
     """The study's freezes, oldest first: id, time, file SHA-256, the predecessor's, what each supersedes and why."""
     r, p = folder.results, folder.provenance
     current = r.get("freeze_id")
@@ -692,7 +708,7 @@ def freeze_section(folder: Folder) -> Section:
     ])  # fmt: skip
 
 
-def provenance_section(folder: Folder) -> Section:
+def _provenance_section(folder: Folder) -> Section:
     """Inputs and loaded sources with their SHA-256, model fingerprints, package versions, the commands."""
     p = folder.provenance
     if not p:
@@ -720,18 +736,21 @@ def provenance_section(folder: Folder) -> Section:
 
 # -- the report -------------------------------------------------------------------------------------
 SECTIONS: dict[str, list[Callable[[Folder, str], Section | None]]] = {
-    "trec": [results_section, lambda f, k: per_query_section(f)],
-    "retrieval": [results_section, contrasts_section, classes_section],
-    "fusion": [results_section, contrasts_section, lambda f, k: fusion_section(f)],
-    "lanes": [results_section, lambda f, k: lanes_section(f)],
-    "evidence": [results_section, contrasts_section, lambda f, k: evidence_section(f)],
-    "features": [results_section, contrasts_section, classes_section, lambda f, k: ablations_section(f),
-                 lambda f, k: e3_section(f), lambda f, k: e4_section(f)],
+    "trec": [_results_section, lambda f, k: _per_query_section(f)],
+    "retrieval": [_results_section, _contrasts_section, _classes_section],
+    "fusion": [_results_section, _contrasts_section, lambda f, k: _fusion_section(f)],
+    "lanes": [_results_section, lambda f, k: _lanes_section(f)],
+    "evidence": [_results_section, _contrasts_section, lambda f, k: _evidence_section(f)],
+    "features": [_results_section, _contrasts_section, _classes_section, lambda f, k: _ablations_section(f),
+                 lambda f, k: _e3_section(f), lambda f, k: _e4_section(f)],
 }  # fmt: skip
 
 
 def read(directory: Path) -> Report:
-    """The report of a study's output directory (see the module's docstring)."""
+    """The report of a study's output directory (see the module's docstring).
+
+    Example: [s.title for s in read(Path("out/banking77")).sections]
+    """
     folder = Folder(directory)
     kind = folder.kind()
     r = folder.results
@@ -750,5 +769,5 @@ def read(directory: Path) -> Report:
         section = build(folder, kind)
         if section is not None and section.blocks:
             report.sections.append(section)
-    report.sections += [freeze_section(folder), provenance_section(folder)]
+    report.sections += [_freeze_section(folder), _provenance_section(folder)]
     return report

@@ -100,7 +100,10 @@ PACKAGES = ("rankhouse", "duckdb", "sqlglot", "numpy", "pyarrow", "jinja2", "typ
 
 
 def shown(path: Path | str) -> str:
-    """A path as a command shows it: relative to the current directory when under it, else as given."""
+    """A path as a command shows it: relative to the current directory when under it, else as given.
+
+    Example: shown(Path.cwd() / "studies" / "banking77.toml")  # 'studies/banking77.toml'
+    """
     try:
         return str(Path(path).resolve().relative_to(Path.cwd()))
     except ValueError:
@@ -108,7 +111,10 @@ def shown(path: Path | str) -> str:
 
 
 def reproduction(study: Study, out: Path | str = "OUT") -> list[str]:
-    """The commands that reproduce these outputs from the protocol (same warehouse and freezes folder)."""
+    """The commands that reproduce these outputs from the protocol (same warehouse and freezes folder).
+
+    Example: reproduction(study, Path("out/banking77"))[0]  # 'rankhouse study run studies/... --out out/banking77'
+    """
     protocol, db = shown(study.protocol.path), shown(Path(study.wh.path))
     where = f"--db {db} --freezes {shown(study.freezes_dir)}"
     out = shown(out) if out != "OUT" else out
@@ -122,7 +128,10 @@ def reproduction(study: Study, out: Path | str = "OUT") -> list[str]:
 
 
 def versions() -> dict[str, str | None]:
-    """The Python version and the installed version of every package the warehouse runs on."""
+    """The Python version and the installed version of every package the warehouse runs on.
+
+    Example: versions()["duckdb"]  # '2.0.1'
+    """
     found: dict[str, str | None] = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -134,7 +143,10 @@ def versions() -> dict[str, str | None]:
 
 def freeze_chain(study: Study) -> list[dict]:
     """Every freeze of the study, oldest first: id, time, its file's SHA-256, the predecessor's SHA-256,
-    what it supersedes and why, and the versions that made it."""
+    what it supersedes and why, and the versions that made it.
+
+    Example: [f["freeze_id"] for f in freeze_chain(study)]  # ['banking77-1', 'banking77-2']
+    """
     return [
         {
             "freeze_id": f.freeze_id,
@@ -153,7 +165,10 @@ def freeze_chain(study: Study) -> list[dict]:
 
 def loaded_sources(study: Study) -> list[dict]:
     """Every loaded or generated source the study's models read (meta.sources of its frozen raw tables):
-    table, name, SHA-256, rows, loader."""
+    table, name, SHA-256, rows, loader.
+
+    Example: [s["table"] for s in loaded_sources(study)]  # ['raw.documents', 'raw.queries', ...]
+    """
     raw_tables = [table for table in study.frozen_tables() if table.startswith("raw.")]
     columns, rows = study.wh.columns(
         "SELECT table_name AS table, name, sha256, rows, loader FROM meta.sources "
@@ -164,7 +179,10 @@ def loaded_sources(study: Study) -> list[dict]:
 
 
 def provenance(study: Study, evaluation: Evaluation, out: Path) -> dict:
-    """provenance.json: where the outputs come from (see the module's docstring)."""
+    """provenance.json: where the outputs come from (see the module's docstring).
+
+    Example: provenance(study, evaluation, Path("out/banking77"))["freezes"][-1]["file_sha256"]
+    """
     freeze = evaluation.freeze
     evaluated = study.wh.sql(
         "SELECT fingerprints FROM meta.evaluations WHERE freeze_id = ? ORDER BY evaluated_at DESC LIMIT 1",
@@ -194,7 +212,10 @@ DIFFERENCES = ["study", "subset", "contrast", "system_a", "system_b", "measure",
 
 def differences(study: Study, evaluation: Evaluation) -> list[tuple]:
     """Every paired contrast's per-query difference a - b (results.paired_differences) of the study and its
-    parts, in the study's query order: the rows of paired_differences.csv (columns DIFFERENCES)."""
+    parts, in the study's query order: the rows of paired_differences.csv (columns DIFFERENCES).
+
+    Example: differences(study, evaluation)[0]  # ('banking77', 'all', 'dense - bm25', 'dense', 'bm25', ...)
+    """
     if not study.wh.table_exists("results.paired_differences"):
         return []
     return study.wh.sql(
@@ -205,6 +226,9 @@ def differences(study: Study, evaluation: Evaluation) -> list[tuple]:
 
 
 def write_differences(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """paired_differences.csv (`differences`) if the study has any contrast; nothing otherwise."""
+    """paired_differences.csv (`differences`) if the study has any contrast; nothing otherwise.
+
+    Example: write_differences(study, evaluation, Path("out/b77"))  # [Path('out/b77/paired_differences.csv')]
+    """
     rows = differences(study, evaluation)
     return [write_csv(out / "paired_differences.csv", DIFFERENCES, rows)] if rows else []

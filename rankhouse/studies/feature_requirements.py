@@ -292,7 +292,10 @@ def rank_changes(study: Study, evaluation: Evaluation) -> tuple[list[str], list[
     """E4's rank changes document by document: per case and changed system, every document in the
     positive-only top 10 or in the system's top 10, with its rank in both (rank empty where the hard filter
     removed it) and its role, the case's desired or unwanted intents (results.case_intent_documents) or
-    none; cases in their file's order, systems in E4_SYSTEMS' order, documents by positive rank."""
+    none; cases in their file's order, systems in E4_SYSTEMS' order, documents by positive rank.
+
+    Example: columns, rows = rank_changes(study, evaluation)  # ['case_id', 'system', 'doc_id', 'role', ...]
+    """
     columns, rows = study.wh.columns(
         """
         WITH systems AS (
