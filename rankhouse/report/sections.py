@@ -458,12 +458,18 @@ def _fusion_section(folder: Folder) -> Section:
     return Section("fusion", "Fusion diagnostics", blocks)
 
 
+IDENTIFIERS = ("id", "row", "seed", "version", "rank", "dimension")  # column names (or endings) of labels
+
+
 def _csv_table(rows: list[dict], caption: str = "", columns: Sequence[str] | None = None) -> Table:
-    """A CSV's rows as a table, numbers formatted as everywhere else (whole numbers as whole)."""
+    """A CSV's rows as a table, numbers formatted as everywhere else (counts as whole numbers with separators,
+    identifiers such as ids, rows, ranks and seeds as written)."""
     columns = list(columns or (rows[0].keys() if rows else []))
+    labels = [c == "extractor" or c.split("_")[-1] in IDENTIFIERS for c in columns]
     numeric = [all(_is_number(r.get(c, "")) for r in rows) and any(r.get(c) for r in rows) for c in columns]
-    out = [[_shown(r.get(c, ""), is_number) for c, is_number in zip(columns, numeric)] for r in rows]
-    return Table(columns, out, numeric, caption)
+    out = [[r.get(c, "") if label else _shown(r.get(c, ""), is_number) for c, label, is_number in
+            zip(columns, labels, numeric)] for r in rows]  # fmt: skip
+    return Table(columns, out, [n and not label for n, label in zip(numeric, labels)], caption)
 
 
 def _is_number(text: str) -> bool:
