@@ -152,6 +152,50 @@ def lanes_subset_study(tmp_path_factory):
     wh.close()
 
 
+def copied(out: Path, to: Path) -> Path:
+    """A study's output directory without its run files, bundle and HTML report (the report reads none of them;
+    a writer's own report.md is kept)."""
+    import shutil
+
+    shutil.copytree(out, to, ignore=shutil.ignore_patterns("runs", "bundle", "*.run", "report.html", "figures"))
+    return to
+
+
+@pytest.fixture(scope="session")
+def study_reports(tmp_path_factory, banking77_study, fusion_banking77_study, evidence_demo_study, lanes_subset_study):
+    """`rankhouse report` of each session study, built once on a copy of its output directory:
+    {kind: (fixture, folder, report.html's text)} (tests/test_report.py, tests/test_report_browser.py)."""
+    from rankhouse.report import build
+
+    root = tmp_path_factory.mktemp("reports")
+    found = {}
+    for name, fixture in (("retrieval", banking77_study), ("fusion", fusion_banking77_study),
+                          ("evidence", evidence_demo_study), ("lanes", lanes_subset_study)):  # fmt: skip
+        folder = copied(fixture.out if hasattr(fixture, "out") else fixture.root / "out", root / name)
+        build(folder)
+        found[name] = (fixture, folder, (folder / "report.html").read_text())
+    return found
+
+
+@pytest.fixture(scope="session")
+def trec_sample_run(tmp_path_factory):
+    """trec_sample by `rankhouse study run --out` in a warehouse of its own: (root, the finished process);
+    the outputs, and the report that the command writes last, in root/out."""
+    import subprocess
+    import sys
+
+    from rankhouse.paths import ROOT
+
+    root = tmp_path_factory.mktemp("trec_sample_run")
+    done = subprocess.run(
+        [sys.executable, "-m", "rankhouse", "study", "run", str(ROOT / "studies" / "trec_sample.toml"),
+         "--db", str(root / "w.duckdb"), "--out", str(root / "out")],
+        capture_output=True, text=True, cwd=root, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return root, done
+
+
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Qrels as pytrec_eval wants them, read independently of rankhouse."""
     qrels: dict[str, dict[str, int]] = {}

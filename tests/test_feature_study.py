@@ -133,3 +133,60 @@ def test_every_part_is_reported(study):
         assert (study.out / name).stat().st_size > 0, name
     report = (study.out / "report.md").read_text()
     assert "## E3: broader semantic retrieval" in report and "## E4" in report and "## Extraction receipts" in report
+
+
+# -- the report (rankhouse report DIR) --------------------------------------------------------------
+def test_the_report_draws_e3_and_e4_as_the_models_have_them(study, tmp_path):
+    """E4's rank-change plots against the case rankings read back here (each document of the positive top
+    10 or of a changed system's top 10: its rank in both, or none where the filter removed it), E3's
+    intervals against the cluster bootstrap, and the page in Chromium when it is installed."""
+    from conftest import copied
+    from test_report import figures, marks
+
+    from rankhouse.report import build
+
+    folder = copied(study.out, tmp_path / "out")
+    build(folder)
+    html = (folder / "report.html").read_text()
+    found = figures(html)
+    freeze = study.results["freeze_id"]
+    ranks: dict = {}
+    for system, case_id, doc_id, rank in study.wh.sql(
+        "SELECT r.system, r.case_id, d.doc_id, r.rank FROM models.case_rankings AS r "
+        "JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.doc_key"
+    ):
+        ranks.setdefault((case_id, system), {})[doc_id] = rank
+    roles = dict(((c, d), role) for c, d, role in study.wh.sql(
+        "SELECT case_id, doc_id, role FROM results.case_intent_documents WHERE freeze_id = ?", [freeze]))  # fmt: skip
+    cases = sorted({case for case, _ in ranks})
+    assert len(cases) == 7
+    for case in cases:
+        positive = ranks[(case, "positive")]
+        expected = set()
+        for system in ("penalty-0.25", "penalty-0.5", "penalty-1", "hard-filter"):
+            after = ranks[(case, system)]
+            shown = {d for d, r in positive.items() if r <= 10} | {d for d, r in after.items() if r <= 10}
+            expected |= {(d, system, str(positive[d]), str(after.get(d, ""))) for d in shown}
+        drawn = {
+            (m["label"].split(" ")[0], m["series"], m["before"], m["after"])
+            for m in marks(found[f"e4-ranks-{case.lower()}"])
+        }
+        assert drawn == expected, case
+        labels = {m["label"] for m in marks(found[f"e4-ranks-{case.lower()}"])}
+        assert labels == {d + {"unwanted": " (unwanted)", "desired": ""}.get(roles.get((case, d)), " (other)")
+                          for d, *_ in expected}  # fmt: skip
+    intervals = study.wh.sql(
+        "SELECT m.system, m.value, c.ci_low, c.ci_high FROM results.run_measures AS m JOIN results.cluster_bootstrap "
+        "AS c ON c.freeze_id = m.freeze_id AND c.study = m.study AND c.system = m.system AND c.measure = m.measure "
+        "AND c.subset = m.subset WHERE m.freeze_id = ? AND m.study = ? AND m.measure = 'nDCG@10' AND m.subset = 'all'",
+        [freeze, f"{study.results['study']}/e3"],
+    )
+    drawn = {(m["label"], float(m["estimate"]), float(m["low"]), float(m["high"])) for m in marks(found["e3-ndcg-10"])}
+    assert drawn == set(intervals) and len(drawn) == 3
+    assert "Every figure here is a stand-in" in html  # the extractor's label, at the top of the page
+    from browser import chromium
+
+    if chromium():
+        from test_report_browser import problems
+
+        assert problems(folder / "report.html", tmp_path / "browser", "features") == []

@@ -600,3 +600,33 @@ def test_the_fixture_protocol_is_the_studys_with_200_replicates():
     for key in ("wilson_measures", "macro_measures", "judgments", "query_subsets", "k1", "b", "resample"):
         assert study["parameters"][key] == e1["parameters"][key], key
     assert study["parameters"]["measures"][:6] == e1["parameters"]["measures"]  # E2's are E1's; then E3/E4's
+
+
+# -- the report (rankhouse report DIR) --------------------------------------------------------------------
+def test_the_report_draws_e5_and_keeps_one_markdown_report(small, tmp_path):
+    """E5's bars are results.feature_ablations' changes; the writer's report.md keeps its text and gets the
+    figures once, however often the report runs; it stays the study's one Markdown report."""
+    from conftest import copied
+    from test_report import figures, marks
+
+    from rankhouse.report import build
+
+    folder = copied(small.out, tmp_path / "out")
+    written = (folder / "report.md").read_text()
+    build(folder)
+    build(folder)
+    found = figures((folder / "report.html").read_text())
+    changes = small.wh.sql(
+        "SELECT variant, measure, change FROM results.feature_ablations WHERE freeze_id = ?", [small.freeze]
+    )
+    drawn = {(m["label"], m["series"], float(m["value"])) for m in marks(found["e5-ablations"])}
+    assert drawn == {(v.removeprefix("weighted-without-"), m, c) for v, m, c in changes} and len(drawn) == len(changes)
+    markdown = (folder / "report.md").read_text()
+    assert markdown.startswith(written.rstrip("\n"))  # the writer's text, untouched
+    assert markdown.count("<!-- rankhouse report: begin") == 1 and markdown.rstrip().endswith(
+        "rankhouse report: end -->"
+    )
+    linked = re.findall(r"\(figures/([^)]+)\.svg\)", markdown)
+    assert linked == list(found) and all((folder / "figures" / f"{i}.svg").is_file() for i in linked)
+    assert "## E5: ablations of weighted relevance" in markdown and "### Freeze chain" in markdown
+    assert sorted(p.name for p in folder.glob("*.md")) == ["DATASET_SOURCE.md", "report.md"]  # the data's notice

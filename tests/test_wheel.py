@@ -93,6 +93,10 @@ def test_the_wheel_ships_every_model_and_ddl_file_at_every_depth(installed):
                 for folder in ("models", "sql") for path in (CHECKOUT / folder).rglob("*.sql")}  # fmt: skip
     assert any(name.count("/") >= 3 for name in expected)  # models/<group>/<model>.sql: a subfolder
     assert shipped == expected
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        templates = {name for name in wheel.namelist() if name.startswith("rankhouse/report/templates/")}
+    expected = {f"rankhouse/report/templates/{p.name}" for p in (CHECKOUT / "rankhouse/report/templates").glob("*.j2")}
+    assert templates == expected != set()
 
 
 def test_the_installed_package_reads_its_own_models_not_the_checkouts(installed):
@@ -125,6 +129,9 @@ def test_installed_study_run_writes_results_of_both_runs(installed):
     for run_id, expected in (("results.test", "out.test"), ("results.trunc", "out.test.aqc")):
         (line,) = [line for line in measure_lines(TREC / "expected" / expected, "map") if "\tall\t" in line]
         assert f"{methods[run_id]['AP']['value']:.4f}" == line.split("\t")[2], run_id
+    # the report, rendered with the wheel's own templates
+    assert f"{methods['results.test']['AP']['value']:.4f}" in (out / "report.html").read_text()
+    assert (out / "report.md").is_file() and (out / "figures" / "per-query.svg").is_file()
 
 
 def test_installed_models_docs_renders_its_shipped_templates(installed):

@@ -27,7 +27,7 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, models, query, study
+from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, models, query, report, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -72,6 +72,7 @@ app.add_typer(features.features_app, name="features")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
+app.command("report")(report.report_command)
 
 PROGRAM = "rankhouse"
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, progress_bar, report_model, say
+from rankhouse.report import build as build_report
 from rankhouse.studies import summary_table, write_outputs
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -58,6 +59,8 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
     say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
         for path in write_outputs(study, evaluation, out):
+            say(f"wrote {path}")
+        for path in build_report(out):
             say(f"wrote {path}")
     print(summary_table(study, evaluation))
 

@@ -30,9 +30,15 @@ def writer(study: Study) -> ModuleType:
 
 
 def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """Write the study's outputs into `out` with the protocol's writer; return the files written."""
+    """Write the study's outputs into `out` with the protocol's writer, then provenance.json and the paired
+    differences (studies/common.py), what `rankhouse report` needs besides them; return the files written."""
+    from rankhouse.studies.common import provenance, write_differences, write_json
+
     out.mkdir(parents=True, exist_ok=True)
-    return writer(study).write(study, evaluation, out)
+    written = writer(study).write(study, evaluation, out)
+    if out / "paired_differences.csv" not in written:  # the features writer labels its own with the extractor
+        written += write_differences(study, evaluation, out)
+    return [*written, write_json(out / "provenance.json", provenance(study, evaluation, out))]
 
 
 def summary_table(study: Study, evaluation: Evaluation) -> str:

@@ -5,12 +5,20 @@ A study's outputs (DESIGN.md): DIR/results.json, `{study, freeze_id, protocol_sh
 contrasts: {<subset>: {<a - b>: {mean, ci_low, ci_high}}}}` plus the writer's own parts, DIR/per_query.csv,
 the runs as TREC files and study-specific CSVs; every figure comes from the results.* rows of the
 freeze (evaluate outputs) or from the frozen prepare models.
+
+Every study also gets (studies.write_outputs): DIR/provenance.json (`provenance`: the protocol's
+parameters, the freeze chain with each file's SHA-256 and reason, the inputs and loaded sources with
+their SHA-256, every prepare and evaluate model's fingerprint, package versions, reproduction commands)
+and, when the study has paired contrasts, DIR/paired_differences.csv (the per-query differences of
+results.paired_differences), so that `rankhouse report DIR` can draw everything from the directory alone.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import platform
+from importlib import metadata
 from pathlib import Path
 
 from rankhouse.study import Evaluation, Study
@@ -85,3 +93,142 @@ def measure_block(rows: list[tuple]) -> dict:
             entry |= {"ci_low": low, "ci_high": high}
         block.setdefault(method, {})[measure] = entry
     return block
+
+
+# -- provenance and paired differences (every study) ------------------------------------------------
+PACKAGES = ("rankhouse", "duckdb", "sqlglot", "numpy", "pyarrow", "jinja2", "typer", "onnxruntime", "tokenizers")
+
+
+def shown(path: Path | str) -> str:
+    """A path as a command shows it: relative to the current directory when under it, else as given.
+
+    Example: shown(Path.cwd() / "studies" / "banking77.toml")  # 'studies/banking77.toml'
+    """
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def reproduction(study: Study, out: Path | str = "OUT") -> list[str]:
+    """The commands that reproduce these outputs from the protocol (same warehouse and freezes folder).
+
+    Example: reproduction(study, Path("out/banking77"))[0]  # 'rankhouse study run studies/... --out out/banking77'
+    """
+    protocol, db = shown(study.protocol.path), shown(Path(study.wh.path))
+    where = f"--db {db} --freezes {shown(study.freezes_dir)}"
+    out = shown(out) if out != "OUT" else out
+    return [
+        f"rankhouse study run {protocol} {where} --out {out}",
+        f"rankhouse study status {protocol} {where}",
+        f"rankhouse study prepare {protocol} {where}  # the stages one by one: prepare, freeze, evaluate",
+        f"rankhouse study freeze {protocol} {where}",
+        f"rankhouse study evaluate {protocol} {where} --out {out}",
+    ]
+
+
+def versions() -> dict[str, str | None]:
+    """The Python version and the installed version of every package the warehouse runs on.
+
+    Example: versions()["duckdb"]  # '2.0.1'
+    """
+    found: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def freeze_chain(study: Study) -> list[dict]:
+    """Every freeze of the study, oldest first: id, time, its file's SHA-256, the predecessor's SHA-256,
+    what it supersedes and why, and the versions that made it.
+
+    Example: [f["freeze_id"] for f in freeze_chain(study)]  # ['banking77-1', 'banking77-2']
+    """
+    return [
+        {
+            "freeze_id": f.freeze_id,
+            "n": f.n,
+            "created_at": f.record.get("created_at"),
+            "file_sha256": f.file_sha256,
+            "previous_sha256": f.record.get("previous_sha256"),
+            "supersedes": f.supersedes,
+            "reason": f.reason,
+            "rankhouse_version": f.record.get("rankhouse_version"),
+            "duckdb_version": f.record.get("duckdb_version"),
+        }
+        for f in study.freezes()
+    ]
+
+
+def loaded_sources(study: Study) -> list[dict]:
+    """Every loaded or generated source the study's models read (meta.sources of its frozen raw tables):
+    table, name, SHA-256, rows, loader.
+
+    Example: [s["table"] for s in loaded_sources(study)]  # ['raw.documents', 'raw.queries', ...]
+    """
+    raw_tables = [table for table in study.frozen_tables() if table.startswith("raw.")]
+    columns, rows = study.wh.columns(
+        "SELECT table_name AS table, name, sha256, rows, loader FROM meta.sources "
+        "WHERE list_contains(?, table_name) ORDER BY ALL",
+        [raw_tables],
+    )
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def provenance(study: Study, evaluation: Evaluation, out: Path) -> dict:
+    """provenance.json: where the outputs come from (see the module's docstring).
+
+    Example: provenance(study, evaluation, Path("out/banking77"))["freezes"][-1]["file_sha256"]
+    """
+    freeze = evaluation.freeze
+    evaluated = study.wh.sql(
+        "SELECT fingerprints FROM meta.evaluations WHERE freeze_id = ? ORDER BY evaluated_at DESC LIMIT 1",
+        [freeze.freeze_id],
+    )
+    return {
+        "study": study.protocol.name,
+        "description": study.protocol.description,
+        "writer": study.protocol.outputs.get("writer", "trec"),
+        "freeze_id": freeze.freeze_id,
+        "protocol": {"path": shown(study.protocol.path), "sha256": study.protocol.sha256},
+        "parameters": study.protocol.parameters,
+        "freezes": freeze_chain(study),
+        "inputs": freeze.record.get("inputs", {}),
+        "sources": loaded_sources(study),
+        "models": {
+            "prepare": freeze.record.get("models", {}),
+            "evaluate": json.loads(evaluated[0][0]) if evaluated else {},
+        },
+        "versions": versions(),
+        "reproduction": [*reproduction(study, out), f"rankhouse report {shown(out)}"],
+    }
+
+
+DIFFERENCES = ["study", "subset", "contrast", "system_a", "system_b", "measure", "query", "difference"]
+
+
+def differences(study: Study, evaluation: Evaluation) -> list[tuple]:
+    """Every paired contrast's per-query difference a - b (results.paired_differences) of the study and its
+    parts, in the study's query order: the rows of paired_differences.csv (columns DIFFERENCES).
+
+    Example: differences(study, evaluation)[0]  # ('banking77', 'all', 'dense - bm25', 'dense', 'bm25', ...)
+    """
+    if not study.wh.table_exists("results.paired_differences"):
+        return []
+    return study.wh.sql(
+        f"SELECT {', '.join(DIFFERENCES)} FROM results.paired_differences WHERE freeze_id = ? "
+        "AND (study = ? OR starts_with(study, ?)) ORDER BY study, subset, contrast, measure, subset_position",
+        [evaluation.freeze.freeze_id, study.protocol.name, study.protocol.name + "/"],
+    )
+
+
+def write_differences(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
+    """paired_differences.csv (`differences`) if the study has any contrast; nothing otherwise.
+
+    Example: write_differences(study, evaluation, Path("out/b77"))  # [Path('out/b77/paired_differences.csv')]
+    """
+    rows = differences(study, evaluation)
+    return [write_csv(out / "paired_differences.csv", DIFFERENCES, rows)] if rows else []

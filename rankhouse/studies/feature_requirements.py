@@ -3,8 +3,9 @@ named-features writer (rankhouse/studies/features.py), which calls these functio
 
 e3_results, e4_results   the `e3` and `e4` blocks of results.json
 e3_sections, e4_sections  the report's Markdown sections (a list of blocks)
-write_csvs               e3_groups.csv (per group and system), e4_cases.csv (per case and system) and
-                         e4_semantic_failures.csv
+write_csvs               e3_groups.csv (per group and system), e4_cases.csv (per case and system),
+                         e4_semantic_failures.csv and e4_rank_changes.csv (per case, system and document of
+                         either top 10: its rank without and with the penalty or filter)
 
 E3 is the study's part `e3` (rankings `group_rankings@e3`, judgments `group_judgments@e3`), E4 the parts
 `e4` (desired intents) and `e4_unwanted` (the same rankings judged by the unwanted intents, so that the
@@ -256,8 +257,8 @@ def e4_sections(study: Study, evaluation: Evaluation) -> list[str]:
 # -- CSV ----------------------------------------------------------------------------------------------
 def write_csvs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     """e3_groups.csv (group, system, the E3 measures, the group's review and unsupported counts),
-    e4_cases.csv (case, system, measures and rank changes, the filter's survival) and
-    e4_semantic_failures.csv."""
+    e4_cases.csv (case, system, measures and rank changes, the filter's survival),
+    e4_semantic_failures.csv and e4_rank_changes.csv (rank_changes)."""
     e3, e4 = e3_results(study, evaluation), e4_results(study, evaluation)
     flags = e3["interpretation"]["groups"]
     groups = [[g, s, *(by.get(s, {}).get(m) for m in E3_MEASURES), flags.get(g, {}).get("review"),
@@ -283,4 +284,45 @@ def write_csvs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
                                          "filter_violations"], cases),
         write_csv(out / "e4_semantic_failures.csv", ["case_id", "rank", "doc_row", "doc_id", "intent",
                                                      "unwanted_units"], failures),
+        write_csv(out / "e4_rank_changes.csv", *rank_changes(study, evaluation)),
     ]  # fmt: skip
+
+
+def rank_changes(study: Study, evaluation: Evaluation) -> tuple[list[str], list[tuple]]:
+    """E4's rank changes document by document: per case and changed system, every document in the
+    positive-only top 10 or in the system's top 10, with its rank in both (rank empty where the hard filter
+    removed it) and its role, the case's desired or unwanted intents (results.case_intent_documents) or
+    none; cases in their file's order, systems in E4_SYSTEMS' order, documents by positive rank.
+
+    Example: columns, rows = rank_changes(study, evaluation)  # ['case_id', 'system', 'doc_id', 'role', ...]
+    """
+    columns, rows = study.wh.columns(
+        """
+        WITH systems AS (
+            SELECT DISTINCT case_id, system FROM models.case_rankings WHERE system <> 'positive'
+        ),
+        tops AS (
+            SELECT s.case_id, s.system, p.doc_key
+            FROM systems AS s
+            JOIN models.case_rankings AS p ON p.system = 'positive' AND p.case_id = s.case_id AND p.rank <= 10
+            UNION
+            SELECT case_id, system, doc_key FROM models.case_rankings WHERE system <> 'positive' AND rank <= 10
+        ),
+        roles AS (
+            SELECT case_id, doc_row, min(role) AS role
+            FROM results.case_intent_documents
+            WHERE freeze_id = ?
+            GROUP BY case_id, doc_row
+        )
+        SELECT t.case_id, t.system, d.doc_id, coalesce(r.role, '') AS role, p.rank AS positive_rank, s.rank
+        FROM tops AS t
+        JOIN models.control_cases AS c ON c.corpus = ? AND c.case_id = t.case_id
+        JOIN models.case_rankings AS p ON p.system = 'positive' AND p.case_id = t.case_id AND p.doc_key = t.doc_key
+        LEFT JOIN models.case_rankings AS s ON s.system = t.system AND s.case_id = t.case_id AND s.doc_key = t.doc_key
+        JOIN models.documents AS d ON d.corpus = c.corpus AND d.doc_row = t.doc_key
+        LEFT JOIN roles AS r ON r.case_id = t.case_id AND r.doc_row = t.doc_key
+        ORDER BY c.case_row, list_position(?, t.system), p.rank
+        """,
+        [evaluation.freeze.freeze_id, study.protocol.parameters.get("corpus"), list(E4_SYSTEMS)],
+    )
+    return columns, rows

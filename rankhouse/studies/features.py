@@ -14,8 +14,9 @@ queries}`, `subsets`, `contrasts.<subset>.<a - b>`, `duplicates` (as retrieval s
 `weights`, `fingerprints`, `dataset`, `reproduction`, `receipts` (the extraction's, per split), and `e3`,
 `e4` and `query_fixtures` when the protocol evaluates those parts (rankings `group_rankings@e3`,
 `case_rankings@e4`). Files: weights.csv, feature_distributions.csv, per_query.csv, class_results.csv,
-confusions.csv, ablations.csv, receipts.csv, fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md,
-copied), report.md; with E3/E4 also e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv (written by
+confusions.csv, ablations.csv, receipts.csv, paired_differences.csv (as every study's, labelled),
+fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md, copied), report.md; with E3/E4 also
+e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv, e4_rank_changes.csv (written by
 rankhouse/studies/feature_requirements.py, which also gives E3's and E4's results and report sections).
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from rankhouse.loaders.sources import sha256_file
 from rankhouse.studies import feature_requirements, retrieval
-from rankhouse.studies.common import write_csv, write_json
+from rankhouse.studies.common import DIFFERENCES, differences, loaded_sources, reproduction, write_csv, write_json
 from rankhouse.study import Evaluation, Study
 
 METHODS = ["bm25", "cosine", "dot", "weighted"]  # seed 004 E2, in its order
@@ -104,20 +105,13 @@ def fingerprints(study: Study, evaluation: Evaluation, block: dict) -> dict:
     """Protocol, schema and extractor identities, the freeze, every input file and every loaded or
     generated source the study's models read (meta.sources), with their SHA-256."""
     schema, schema_sha, _, _ = _schema(study)
-    raw_tables = [table for table in study.frozen_tables() if table.startswith("raw.")]
-    sources = _rows(
-        study,
-        "SELECT table_name AS table, name, sha256, rows, loader FROM meta.sources "
-        f"WHERE table_name IN ({', '.join('?' for _ in raw_tables)}) ORDER BY ALL",
-        raw_tables,
-    ) if raw_tables else []  # fmt: skip
     return {
         "protocol": {"path": str(study.protocol.path), "sha256": study.protocol.sha256},
         "schema": {"name": schema, "sha256": schema_sha},
         "extractor": block,
         "freeze": {"freeze_id": evaluation.freeze.freeze_id, "file_sha256": evaluation.freeze.file_sha256},
         "inputs": {i.key: {"path": str(i.path), "sha256": i.sha256, "loader": i.loader} for i in study.protocol.inputs},
-        "sources": sources,
+        "sources": loaded_sources(study),
     }
 
 
@@ -128,26 +122,6 @@ def dataset(study: Study) -> dict:
     if not found:
         return {"source": None, "sha256": None, "text": "no SOURCE.md beside the study's data files"}
     return {"source": str(found[0]), "sha256": sha256_file(found[0]), "text": found[0].read_text()}
-
-
-def reproduction(study: Study) -> list[str]:
-    """The commands that reproduce these outputs from the protocol (same warehouse and freezes folder)."""
-    protocol, db = _shown(study.protocol.path), _shown(Path(study.wh.path))
-    where = f"--db {db} --freezes {_shown(study.freezes_dir)}"
-    return [
-        f"rankhouse study run {protocol} {where} --out OUT",
-        f"rankhouse study status {protocol} {where}",
-        f"rankhouse study prepare {protocol} {where}  # the stages one by one: prepare, freeze, evaluate",
-        f"rankhouse study freeze {protocol} {where}",
-        f"rankhouse study evaluate {protocol} {where} --out OUT",
-    ]
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def results(study: Study, evaluation: Evaluation) -> dict:
@@ -214,6 +188,10 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     }  # fmt: skip
     for name, (sql, params) in tables.items():
         written.append(_labelled(study, out / name, block, sql, params))
+    if rows := differences(study, evaluation):
+        label = [block["extractor"], str(block["stand_in"]).lower()]
+        written.append(write_csv(out / "paired_differences.csv", [*DIFFERENCES, "extractor", "stand_in"],
+                                 [[*row, *label] for row in rows]))  # fmt: skip
     if found["receipts"]:
         columns = list(found["receipts"][0])
         written.append(write_csv(out / "receipts.csv", columns, [[r[c] for c in columns] for r in found["receipts"]]))
