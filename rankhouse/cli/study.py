@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, progress_bar, report_model, say
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
+from rankhouse.progress import Progress
 from rankhouse.studies import summary_table, write_outputs
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -25,16 +26,19 @@ ReloadOption = Annotated[
 ]
 
 
-def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
-    return Study(Protocol.load(protocol), wh, freezes, say=say, progress=report_model, progress_bar=progress_bar)
+def _study(protocol: Path | Protocol, wh: Warehouse, freezes: Path | None, progress: Progress) -> Study:
+    protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
+    return Study(protocol, wh, freezes, progress=progress)
 
 
 @study_app.command("prepare")
 def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                    freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
+                    freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+                    json_lines: JsonOption = False) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models.  Example: rankhouse study prepare studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes).prepare(reload)
+        _study(protocol, wh, freezes, sink).prepare(reload)
 
 
 @study_app.command("freeze")
@@ -47,35 +51,42 @@ def freeze_command(
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
     freezes: FreezesOption = None,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Hash the prepared outputs into freezes/<study>-<n>.json.  Example: rankhouse study freeze studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes).freeze(supersedes, reason)
+        _study(protocol, wh, freezes, sink).freeze(supersedes, reason)
 
 
 def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
     evaluation = study.evaluate(reload)
-    say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
+    study.say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
         for path in write_outputs(study, evaluation, out):
-            say(f"wrote {path}")
+            study.say(f"wrote {path}")
     print(summary_table(study, evaluation))
 
 
 @study_app.command("evaluate")
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                     freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
+                     freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+                     json_lines: JsonOption = False) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels and evaluate.  Example: rankhouse study evaluate studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _evaluate(_study(protocol, wh, freezes), out, reload)
+        _evaluate(_study(protocol, wh, freezes, sink), out, reload)
 
 
 @study_app.command("run")
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                freezes: FreezesOption = None) -> None:  # fmt: skip
+                freezes: FreezesOption = None, quiet: QuietOption = False,
+                json_lines: JsonOption = False) -> None:  # fmt: skip
     """prepare, freeze (reusing an identical freeze), evaluate.  Example: rankhouse study run studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        study = _study(protocol, wh, freezes)
+        study = _study(protocol, wh, freezes, sink)
         study.prepare()
         study.freeze()
         _evaluate(study, out)
@@ -86,4 +97,4 @@ def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: Labels
                    freezes: FreezesOption = None) -> None:  # fmt: skip
     """The study's stage, its freezes, whether the latest is intact.  Example: rankhouse study status studies/x.toml"""
     with Warehouse(db, labels) as wh:
-        print("\n".join(_study(protocol, wh, freezes).status()))
+        print("\n".join(_study(protocol, wh, freezes, Progress()).status()))
