@@ -164,6 +164,16 @@ def freezes_dir_for(db: str) -> Path:
     return (Path(db).resolve().parent if db != ":memory:" else Path.cwd()) / "freezes"
 
 
+def outputs_dir_for(db: str, study: str) -> Path:
+    """Default place for a study's outputs: `out/<study>/` beside the warehouse file (or the current
+    directory), beside freezes/; one folder per study, never shared.
+
+    >>> outputs_dir_for("/data/rankhouse.duckdb", "trec_sample")
+    PosixPath('/data/out/trec_sample')
+    """
+    return freezes_dir_for(db).parent / "out" / study
+
+
 @dataclass
 class Evaluation:
     """What an evaluation did: the freeze it ran under, and whether its results were new."""

@@ -168,13 +168,16 @@ def depth_option(text: str | None) -> int:
 
 def demo_command(
     db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
-    out: Annotated[Path, typer.Option("--out", help="Where the study writes its outputs.")] = Path("out/banking77"),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where the study writes its outputs (default: out/<study>/ beside the warehouse)."),
+    ] = None,
     study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
 ) -> None:
     """The main job on the default warehouse: the BANKING77 study, end to end.  Example: rankhouse demo"""
-    from rankhouse.cli.study import _evaluate, _study
+    from rankhouse.cli.study import _evaluate, _output_dir, _study
 
     sink = progress_sink(quiet, json_lines)
     if not in_checkout():
@@ -188,7 +191,8 @@ def demo_command(
         known = sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
         raise RankhouseError(f"no study {study!r} in {protocol.parent}{did_you_mean(study, known)}")
     loaded = Protocol.load(protocol)
-    sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
+    out = _output_dir(loaded, out, db)
+    sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
     with Warehouse(db) as wh:
         studied = _study(loaded, wh, None, sink)
         studied.prepare()

@@ -9,8 +9,8 @@ import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
 from rankhouse.progress import Progress
-from rankhouse.studies import summary_table, write_outputs
-from rankhouse.study import Protocol, Study
+from rankhouse.studies import check_output_dir, summary_table, write_outputs
+from rankhouse.study import Protocol, Study, outputs_dir_for
 from rankhouse.warehouse import Warehouse
 
 study_app = typer.Typer(
@@ -20,7 +20,14 @@ ProtocolArg = Annotated[Path, typer.Argument(help="The study's protocol file, e.
 FreezesOption = Annotated[
     Path | None, typer.Option("--freezes", help="Directory of freeze files (default: freezes/ beside the warehouse).")
 ]
-OutOption = Annotated[Path | None, typer.Option("--out", help="Write results.json, per_query.csv and the runs here.")]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Write results.json, per_query.csv and the runs here (default: out/<study>/ beside the warehouse, "
+        "where freezes/ is); a folder that holds another study's results.json is refused.",
+    ),
+]
 ReloadOption = Annotated[
     bool, typer.Option("--reload", help="Load every input of this stage again from its file (after rows were edited).")
 ]
@@ -29,6 +36,14 @@ ReloadOption = Annotated[
 def _study(protocol: Path | Protocol, wh: Warehouse, freezes: Path | None, progress: Progress) -> Study:
     protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
     return Study(protocol, wh, freezes, progress=progress)
+
+
+def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
+    """Where a study's outputs go (--out, default out/<study>/ beside the warehouse), checked before
+    anything is written: never a folder with another study's results."""
+    out = out or outputs_dir_for(db, protocol.name)
+    check_output_dir(out, protocol.name)
+    return out
 
 
 @study_app.command("prepare")
@@ -73,20 +88,26 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
                      json_lines: JsonOption = False) -> None:  # fmt: skip
-    """Verify the latest freeze, then open the labels and evaluate.  Example: rankhouse study evaluate studies/x.toml"""
+    """Verify the latest freeze, then open the labels, evaluate and write the outputs (--out, default
+    out/<study>/ beside the warehouse).  Example: rankhouse study evaluate studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
+    loaded = Protocol.load(protocol)
+    out = _output_dir(loaded, out, db)
     with Warehouse(db, labels) as wh:
-        _evaluate(_study(protocol, wh, freezes, sink), out, reload)
+        _evaluate(_study(loaded, wh, freezes, sink), out, reload)
 
 
 @study_app.command("run")
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
                 freezes: FreezesOption = None, quiet: QuietOption = False,
                 json_lines: JsonOption = False) -> None:  # fmt: skip
-    """prepare, freeze (reusing an identical freeze), evaluate.  Example: rankhouse study run studies/x.toml"""
+    """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
+    out/<study>/ beside the warehouse).  Example: rankhouse study run studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
+    loaded = Protocol.load(protocol)
+    out = _output_dir(loaded, out, db)
     with Warehouse(db, labels) as wh:
-        study = _study(protocol, wh, freezes, sink)
+        study = _study(loaded, wh, freezes, sink)
         study.prepare()
         study.freeze()
         _evaluate(study, out)
