@@ -78,11 +78,11 @@ def _statuses(wh: Warehouse, runner: Runner, names: list[str]) -> dict[str, str]
     scope = Scope.of(wh, runner.project, names)
     found = {}
     for name in names:
-        if scope.status(runner.project, name) == "no inputs":
+        if scope.status(name) == "no inputs":
             found[name] = "no inputs"
             continue
         if name not in last:
-            found[name] = "never built" + (" (labels gated)" if scope.gated(runner.project, name) else "")
+            found[name] = "never built" + (" (labels gated)" if scope.gated(name) else "")
             continue
         try:
             found[name] = "built" if runner.fingerprint(name) == last[name] else "out of date"
@@ -264,12 +264,13 @@ def run_command(
 ) -> None:
     """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures
 
-    Only the models whose inputs the warehouse holds are built: every source table a model reads,
-    itself or through the models it reads (raw.* inputs, gate.* labels), must hold a row, and labels
+    Only the models whose inputs the warehouse holds are built (rankhouse/warehouse/scope.py): the
+    source tables a model reads, itself or through the models it reads (raw.* inputs, gate.* labels),
+    must hold rows, but for a UNION branch that is empty as a whole (it is built empty), and labels
     must be able to open here (a warehouse that holds a study opens them only in `rankhouse study
     evaluate`). The rest of the selection (all models without -s, or those of stage:, group:, +name
-    and name+) is skipped with a line saying which group and why; a model that -s names itself and
-    cannot be built is an error, before anything is built.
+    and name+) is skipped with a line saying which and why (`models list --db` shows each model); a
+    model that -s names itself and cannot be built is an error, before anything is built.
     """
     sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
@@ -277,7 +278,7 @@ def run_command(
     names = project.select(select)
     with Warehouse(db, labels) as wh:
         # the scope opens the labels gate where a model in it reads labels
-        names, skipped = Scope.of(wh, project, names).split(project, names, project.named(select))
+        names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
         sink.say(f"running {len(names)} model(s) on {db}")
         for group in skipped:
             sink.models_skipped(group)

@@ -158,13 +158,16 @@ class Project:
         return project
 
     @cached_property
+    def trees(self) -> dict[str, exp.Expression]:
+        """Per model: its SQL rendered with the project's parameters, parsed."""
+        return {model.name: parse(model, render(model, self.params)) for model in self.models.values()}
+
+    @cached_property
     def references(self) -> dict[str, set[str]]:
         """Per model: every table it reads (parsed from the SQL rendered with the project's parameters)."""
         refs = {}
         for model in self.models.values():
-            refs[model.name] = table_references(model, parse(model, render(model, self.params))) | {
-                d.lower() for d in model.depends_on
-            }
+            refs[model.name] = table_references(model, self.trees[model.name]) | {d.lower() for d in model.depends_on}
         return refs
 
     @cached_property
