@@ -259,7 +259,9 @@ class Scope:
         if missing:
             return _no_rows(missing, self.project.sources)
         gated = sorted(set().union(*(self.gated(name) for name in names)))
-        return f"reads labels ({', '.join(gated)}), and {self.gate_refusal}"
+        if gated:
+            return f"reads labels ({', '.join(gated)}), and {self.gate_refusal}"
+        return "a model it reads cannot be built here"
 
     def split(self, names: list[str], named: list[str]) -> tuple[list[str], list[Skipped]]:
         """`names` in scope (in their order), and the rest grouped by model group and reason. A model
