@@ -42,7 +42,7 @@ def test_a_building_model_is_a_live_line_on_a_terminal_replaced_by_its_final_lin
     sink.model_finished(ModelRun("judged_ranking", "f", "built", 1234, 0.4))
     text = out.getvalue()
     draws = re.findall(r"\rbuilding judged_ranking \.\.\. (\d+) s\x1b\[K", text)
-    assert len(draws) >= 3 and text.count("\n") == 1
+    assert len(draws) >= 2 and text.count("\n") == 1  # a redraw every 0.05 s for 0.4 s (fewer on a busy machine)
     assert text.endswith("\r\x1b[K" + final_line("built", "judged_ranking", "1,234 rows", 0.4) + "\n")
     sink.model_started("runs")  # a quick one draws no live line at all
     sink.model_finished(ModelRun("runs", "f", "skipped", None, 0.01))
@@ -53,10 +53,10 @@ def test_off_a_terminal_a_long_model_gets_still_building_lines_and_no_redraw():
     out = io.StringIO()
     sink = TextProgress(stream=out, still_every=0.1)
     sink.model_started("bm25_scores")
-    time.sleep(0.45)
+    time.sleep(0.6)
     sink.model_finished(ModelRun("bm25_scores", "f", "built", None, 0.45))
     lines = out.getvalue().splitlines()
-    assert "\r" not in out.getvalue() and len(lines) >= 4
+    assert "\r" not in out.getvalue() and len(lines) >= 3  # one every 0.1 s for 0.6 s (fewer on a busy machine)
     assert all(re.fullmatch(r"  still building bm25_scores \(\d+ s\)", line) for line in lines[:-1])
     assert lines[-1] == final_line("built", "bm25_scores", "view", 0.45)
 
