@@ -103,7 +103,12 @@ def generate(out: Path, queries: int, candidates: int, seed: int) -> Path:
 
 def run_rankhouse(data: Path, candidates: int, fused: Path) -> dict:
     from rankhouse.fusion import fuse_runs, write_fused_run
+    from rankhouse.progress import Progress
     from rankhouse.warehouse import Warehouse
+
+    class Marks(Progress):
+        def model_finished(self, result) -> None:  # noqa: ANN001 - a ModelRun
+            marks.append(time.perf_counter())
 
     paths = files(data)
     arms = {arm: paths[arm] for arm in ARMS}
@@ -111,7 +116,7 @@ def run_rankhouse(data: Path, candidates: int, fused: Path) -> dict:
     marks: list[float] = []  # when each model finished
     start = time.perf_counter()
     with Warehouse(":memory:") as wh:
-        fuse_runs(wh, arms, nulls, depth=candidates, progress=lambda _: marks.append(time.perf_counter()))
+        fuse_runs(wh, arms, nulls, depth=candidates, progress=Marks())
         built = time.perf_counter()
         writes = {}
         for rule in RULES:

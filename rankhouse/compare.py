@@ -26,10 +26,11 @@ from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.loaders import LoadResult
 from rankhouse.measures import RUNID, Measure, parse_measures
+from rankhouse.progress import Progress
 from rankhouse.resample import store_permutation_plan, store_plan
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import ModelRun, Runner
+from rankhouse.warehouse.runner import Runner
 
 TESTS = {
     "t": "paired t-test",
@@ -306,7 +307,7 @@ def compare(
     measure_specs: list[str] | None,
     options: CompareOptions = CompareOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
-    progress: Callable[[ModelRun], None] | None = None,
+    progress: Progress | None = None,
 ) -> CompareResult:
     """Load `qrels` and `runs` into `wh`, compute the measures and the comparisons with the baseline.
 

@@ -42,6 +42,7 @@ from rankhouse.loaders import LoadResult, load_qrels, load_run
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
 from rankhouse.measures import COUNTS, RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
+from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import ModelRun, Runner
@@ -219,7 +220,7 @@ def compute_measures(
     wh: Warehouse,
     measures: list[Measure],
     options: EvalOptions = EvalOptions(),
-    progress: Callable[[ModelRun], None] | None = None,
+    progress: Progress | None = None,
 ) -> list[ModelRun]:
     """Run the measure models over every run loaded in the warehouse (the gate must be open)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
@@ -292,7 +293,7 @@ def evaluate(
     measure_specs: list[str] | None = None,
     options: EvalOptions = EvalOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
-    progress: Callable[[ModelRun], None] | None = None,
+    progress: Progress | None = None,
 ) -> EvalResult:
     """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures, and return them for these runs.
 

@@ -11,12 +11,13 @@ The formulas are the SQL models under models/fusion/; this module only loads and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.trec import load_run
 from rankhouse.paths import MODELS_DIR
+from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import parse_model
 from rankhouse.warehouse.dag import Project
@@ -38,7 +39,7 @@ def fuse_runs(
     nulls: Mapping[str, str | Path],
     depth: int = 100,
     extra: Mapping[str, object] | None = None,
-    progress: Callable[[ModelRun], None] | None = None,
+    progress: Progress | None = None,
 ) -> list[ModelRun]:
     """Load every arm's run under its arm name and its null run as `<arm>.null`, then build
     `+fused_rankings`. Every arm needs a null run: the p-value rules read it."""

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +43,7 @@ from rankhouse.errors import RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import sha256_bytes, sha256_file
+from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.freeze import (
@@ -164,6 +164,16 @@ def freezes_dir_for(db: str) -> Path:
     return (Path(db).resolve().parent if db != ":memory:" else Path.cwd()) / "freezes"
 
 
+def outputs_dir_for(db: str, study: str) -> Path:
+    """Default place for a study's outputs: `out/<study>/` beside the warehouse file (or the current
+    directory), beside freezes/; one folder per study, never shared.
+
+    >>> outputs_dir_for("/data/rankhouse.duckdb", "trec_sample")
+    PosixPath('/data/out/trec_sample')
+    """
+    return freezes_dir_for(db).parent / "out" / study
+
+
 @dataclass
 class Evaluation:
     """What an evaluation did: the freeze it ran under, and whether its results were new."""
@@ -182,9 +192,7 @@ class Study:
         wh: Warehouse,
         freezes: Path | None = None,
         project: Project | None = None,
-        say: Callable[[str], None] | None = None,
-        progress: Callable[[ModelRun], None] | None = None,
-        progress_bar: Callable[[str], Callable[[int, int], None]] | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.protocol = protocol
         self.wh = wh
@@ -195,9 +203,8 @@ class Study:
         self.project = project or Project.load(params=self.parameters)
         if not any("study" in m.parameters for m in self.project.models.values()):
             self.parameters.pop("study")
-        self.say = say or (lambda message: None)
-        self.progress = progress
-        self.progress_bar = progress_bar or (lambda label: progress_printer(label, self.say))
+        self.progress = progress or SILENT  # notes, model lines, loads and bars (rankhouse/progress.py)
+        self.say = self.progress.say
         selected = self.project.select(protocol.prepare)
         wrong = [m for m in selected if self.project.models[m].stage != "prepare"]
         if wrong:
@@ -243,11 +250,11 @@ class Study:
     def check_inputs(self, inputs: tuple[Input, ...] | None = None) -> dict[str, str]:
         """SHA-256 of every input file, which must match the protocol; an error names each that does not."""
         found, problems = {}, []
+        hashed = self._hash_inputs(inputs or self.protocol.inputs)
         for item in inputs or self.protocol.inputs:
-            try:
-                digest = sha256_file(item.path)
-            except OSError as exc:
-                problems.append(f"input {item.key}: cannot read {item.path} ({exc.strerror})")
+            digest = hashed[item.key]
+            if isinstance(digest, OSError):
+                problems.append(f"input {item.key}: cannot read {item.path} ({digest.strerror})")
                 continue
             if digest != item.sha256:
                 problems.append(
@@ -269,13 +276,29 @@ class Study:
                 self._forget_load(item, result)
                 result = self._load_one(item)
                 self.say(f"{item.path}: loaded again, to record the content of its rows")
-            self.say(str(result))
+            self.progress.loaded(result)
             loaded.append((item, result))
         return loaded
 
+    def _hash_inputs(self, inputs: tuple[Input, ...]) -> dict[str, str | OSError]:
+        """Per input key, the SHA-256 of its file (or why it cannot be read), with one bar over their bytes."""
+        sizes = {item.key: item.path.stat().st_size if item.path.is_file() else 0 for item in inputs}
+        total, before = sum(sizes.values()), 0
+        bar = self.progress.bar(f"hashing {len(inputs)} input{'s' if len(inputs) != 1 else ''}")
+        digests: dict[str, str | OSError] = {}
+        for item in inputs:
+            try:
+                digests[item.key] = sha256_file(item.path, lambda done, at=before: bar(at + done, total))
+            except OSError as exc:
+                digests[item.key] = exc
+            before += sizes[item.key]
+        bar(total, total)
+        return digests
+
     def _load_one(self, item: Input) -> LoadResult:
         loader = LOADERS[item.loader]
-        return loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
+        with self.progress.loading(_shown(item.path)):
+            return loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
 
     def _forget_load(self, item: Input, result: LoadResult) -> None:
         """Drop the record of a load, so that the loader reads the file again."""
@@ -383,7 +406,7 @@ class Study:
         def build(spec: str) -> None:
             self.runner().run(self.project.select(spec), progress=self.progress)
 
-        context = Context(self.wh, self.say, self.progress_bar, build)
+        context = Context(self.wh, self.progress.say, self.progress.bar, build)
         for item in self.protocol.generated:
             GENERATORS[item.kind].run(context, item.key, item.options)
 
@@ -515,11 +538,12 @@ class Study:
                      for kind, name in user_functions(self.wh)]  # fmt: skip
         problems += self.content_problems()
         digests = {}
+        hashed = self._hash_inputs(self.protocol.inputs)
         for item in self.protocol.inputs:
-            try:
-                digests[item.key] = sha256_file(item.path)
-            except OSError:
+            if isinstance(hashed[item.key], OSError):
                 problems.append(f"input {item.key}: {item.path} cannot be read")
+            else:
+                digests[item.key] = hashed[item.key]
         runner = self.runner()
         now = {
             "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
@@ -654,19 +678,6 @@ class Study:
             lines.append("freeze     none yet")
         lines.insert(1, f"stage      {stage}")
         return lines
-
-
-def progress_printer(label: str, say: Callable[[str], None], step: float = 0.1) -> Callable[[int, int], None]:
-    """A progress callback that reports every `step` of the work (and the end)."""
-    state = {"next": step}
-
-    def report(done: int, total: int) -> None:
-        if total and (done / total >= state["next"] or done == total):
-            say(f"{label}: {done:,} of {total:,} ({done / total:.0%})")
-            while state["next"] <= done / total:
-                state["next"] += step
-
-    return report
 
 
 def _shown(path: Path) -> str:

@@ -48,16 +48,23 @@ def lanes_subset_protocol(root: Path) -> Path:
 def run_study(name: str, root: Path) -> Path:
     """Run one study end to end; return its output directory."""
     sys.path.insert(0, str(ROOT))
+    from rankhouse.progress import Progress
     from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
     from rankhouse.warehouse import Warehouse
+
+    class Notes(Progress):
+        """The study's notes, indented, on stderr (no model lines)."""
+
+        def say(self, message: str) -> None:
+            print(f"  {message}", file=sys.stderr)
 
     protocol_file, group = STUDIES[name]
     protocol = lanes_subset_protocol(root) if protocol_file is None else ROOT / "studies" / protocol_file
     out = root / "out" / name
     with Warehouse(root / f"{group}.duckdb") as wh:
         freezes = root / "freezes" / name  # lanes_subset and lanes_banking77 are one study name
-        study = Study(Protocol.load(protocol), wh, freezes, say=lambda m: print(f"  {m}", file=sys.stderr))
+        study = Study(Protocol.load(protocol), wh, freezes, progress=Notes())
         write_outputs(study, study.run(), out)
     return out
 

@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 
 from rankhouse.errors import RankhouseError, did_you_mean
+from rankhouse.progress import JsonProgress, Progress, TextProgress
 from rankhouse.warehouse import DEFAULT_DB
-from rankhouse.warehouse.runner import ModelRun
 
 DbOption = Annotated[str, typer.Option("--db", help="Warehouse file (`:memory:` for a throw-away one).")]
 LabelsOption = Annotated[
@@ -51,27 +51,30 @@ def say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def progress_bar(label: str) -> Callable[[int, int], None]:
-    """A progress callback: a bar redrawn in place on a terminal, a line every 10% otherwise."""
-    if not sys.stderr.isatty():
-        from rankhouse.study import progress_printer
-
-        return progress_printer(label, say)
-
-    def draw(done: int, total: int) -> None:
-        filled = int(30 * done / total) if total else 30
-        end = "\n" if done >= total else ""
-        print(
-            f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,}", end=end, file=sys.stderr, flush=True
-        )
-
-    return draw
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", help="Print only errors and the results: no progress or notes on stderr.")
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Progress as JSON on stderr, one object per line: event (note, model_started, model_running, model, "
+        "models_skipped, loading, load, progress) and its fields (model, status, rows, seconds, ...).",
+    ),
+]
 
 
-def report_model(result: ModelRun) -> None:
-    """One line per model of a DAG run."""
-    rows = "view" if result.rows is None else f"{result.rows:,} rows"
-    say(f"  {result.status:<8} {result.model:<28} {rows:>15}  {result.seconds:7.2f} s")
+def progress_sink(quiet: bool = False, json_lines: bool = False) -> Progress:
+    """The progress sink of a command's --quiet and --json (rankhouse/progress.py): silent, JSON lines, or
+    text for a person (live lines on a terminal). Refused before anything runs if both are given.
+
+    Example: Study(protocol, wh, progress=progress_sink(quiet, json_lines)).prepare()
+    """
+    if quiet and json_lines:
+        raise typer.BadParameter("--quiet and --json exclude each other (--quiet prints no progress at all)")
+    if quiet:
+        return Progress()
+    return JsonProgress() if json_lines else TextProgress()
 
 
 def table(headers: list[str], rows: list[list[object]]) -> str:

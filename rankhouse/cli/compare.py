@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, report_model, say
+from rankhouse.cli.common import LabelsOption, say
 from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
+from rankhouse.progress import TextProgress
 from rankhouse.warehouse import Warehouse
 
 
@@ -67,6 +68,6 @@ def compare_command(
         result = compare(
             wh, qrels, list(runs), measure, options,
             on_load=(lambda r: say(str(r))) if verbose else None,
-            progress=report_model if verbose else None,
+            progress=TextProgress() if verbose else None,
         )  # fmt: skip
     print(result.render(output_format))

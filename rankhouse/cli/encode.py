@@ -6,13 +6,15 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, progress_bar, say
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink
 from rankhouse.warehouse import Warehouse
 
 
 def encode_command(
     corpus: Annotated[str, typer.Option("--corpus", help="The corpus whose documents and queries to encode.")],
     db: DbOption = DEFAULT,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Encode a corpus with all-MiniLM-L6-v2 into raw.document_vectors and raw.query_vectors.
 
@@ -22,7 +24,8 @@ def encode_command(
     from rankhouse.encode import Encoder
     from rankhouse.vectors import encode_corpus
 
+    sink = progress_sink(quiet, json_lines)
     encoder = Encoder()
     with Warehouse(db) as wh:
         for kind in ("documents", "queries"):
-            say(str(encode_corpus(wh, corpus, encoder, kind, progress=progress_bar(f"{corpus} {kind}"))))
+            sink.say(str(encode_corpus(wh, corpus, encoder, kind, progress=sink.bar(f"encoding {corpus} {kind}"))))

@@ -9,11 +9,13 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, choose, report_model, say, whole_number
+from rankhouse.cli.common import JsonOption, LabelsOption, QuietOption, choose, progress_sink, say, whole_number
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
 from rankhouse.loaders import LoadResult
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
+from rankhouse.progress import TextProgress
+from rankhouse.study import Protocol
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
 
 
@@ -133,7 +135,7 @@ def eval_command(
         result = evaluate(
             wh, qrels, list(runs), measure, options,
             on_load=on_load,
-            progress=report_model if verbose else None,
+            progress=TextProgress() if verbose else None,
         )  # fmt: skip
     sys.stdout.write(result.render(output_format, per_query, digits))
 
@@ -166,12 +168,18 @@ def depth_option(text: str | None) -> int:
 
 def demo_command(
     db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
-    out: Annotated[Path, typer.Option("--out", help="Where the study writes its outputs.")] = Path("out/banking77"),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where the study writes its outputs (default: out/<study>/ beside the warehouse)."),
+    ] = None,
     study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """The main job on the default warehouse: the BANKING77 study, end to end.  Example: rankhouse demo"""
-    from rankhouse.cli.study import _evaluate, _study
+    from rankhouse.cli.study import _evaluate, _output_dir, _study
 
+    sink = progress_sink(quiet, json_lines)
     if not in_checkout():
         raise RankhouseError(
             f"rankhouse demo needs the source checkout: it runs studies/{study}.toml on the checkout's data/, "
@@ -182,11 +190,14 @@ def demo_command(
     if not protocol.exists():
         known = sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
         raise RankhouseError(f"no study {study!r} in {protocol.parent}{did_you_mean(study, known)}")
-    say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate)")
+    loaded = Protocol.load(protocol)
+    out = _output_dir(loaded, out, db)
+    sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
     with Warehouse(db) as wh:
-        studied = _study(protocol, wh, None)
+        studied = _study(loaded, wh, None, sink)
         studied.prepare()
         studied.freeze()
         _evaluate(studied, out)
-    say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
-    say("      rankhouse query \"FROM results.retrieval_metrics WHERE subset = 'all'\"")
+    results = "retrieval_metrics" if loaded.outputs.get("writer") == "retrieval" else "run_measures"
+    sink.say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
+    sink.say(f"      rankhouse query \"FROM results.{results} WHERE subset = 'all'\"")

@@ -12,6 +12,7 @@ import typer
 
 from rankhouse.cli.common import DEFAULT, FINITE, DbOption, LabelsOption, choose, say, table, whole_number
 from rankhouse.errors import RankhouseError
+from rankhouse.progress import TextProgress
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 
@@ -65,7 +66,7 @@ TimeoutOption = Annotated[
 
 
 def _study(protocol: Path, wh: Warehouse) -> Study:
-    return Study(Protocol.load(protocol), wh, say=say)
+    return Study(Protocol.load(protocol), wh, progress=TextProgress())
 
 
 @features_app.command("extract")

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, parse_params, report_model, say, whole_number
+from rankhouse.cli.common import DEFAULT, DbOption, parse_params, say, whole_number
 from rankhouse.errors import RankhouseError
 from rankhouse.fusion import RULES, fuse_runs, incomplete_candidates, write_fused_run
+from rankhouse.progress import TextProgress
 from rankhouse.warehouse import Warehouse
 
 
@@ -47,7 +48,7 @@ def fuse_command(
     nulls = _named_files(null, "--null")
     params = parse_params(param)  # checked before the warehouse is opened
     with Warehouse(db) as wh:
-        fuse_runs(wh, arms, nulls, depth, params, progress=report_model)
+        fuse_runs(wh, arms, nulls, depth, params, progress=TextProgress())
         lines = write_fused_run(wh, rule, output)
         incomplete, candidates = incomplete_candidates(wh)
     say(f"{output}: {lines:,} lines ({rule} over {', '.join(sorted(arms))}, depth {depth})")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink, say, table
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders import LOADERS, load_qrels, load_run, write_run
-from rankhouse.loaders.sources import check_readable
+from rankhouse.loaders.sources import LoadResult, check_readable, shown_path
 from rankhouse.loaders.trec import RunInput, run_inputs
+from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
@@ -30,12 +32,15 @@ def load_run_command(
     ],
     run_id: Annotated[str | None, typer.Option(help="Name to load under (one file only; default: file name).")] = None,
     db: DbOption = DEFAULT,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Load TREC runs into raw.runs.  Example: rankhouse load run bm25=a/run.txt dense=b/run.txt
 
     Two files that would load under one name are refused before anything is loaded; a load that
     replaces a run loaded before from other bytes says which (its path and SHA-256).
     """
+    sink = progress_sink(quiet, json_lines)
     if run_id and len(files) > 1:
         raise RankhouseError("--run-id names a single file; name several with NAME=PATH")
     inputs = run_inputs(files)
@@ -47,7 +52,9 @@ def load_run_command(
         check_readable(run.path)
     with Warehouse(db) as wh:
         for run in inputs:
-            say(str(load_run(wh, run.path, run.name)))
+            with sink.loading(shown_path(run.path)):
+                result = load_run(wh, run.path, run.name)
+            sink.loaded(result)
 
 
 @load_app.command("qrels")
@@ -55,10 +62,20 @@ def load_qrels_command(
     file: Annotated[Path, typer.Argument(help="TREC qrels: qid iter docno rel (.gz too; - for standard input).")],
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Load TREC qrels into the labels file (never the main file).  Example: rankhouse load qrels qrels.txt"""
+    _load_one(progress_sink(quiet, json_lines), db, labels, load_qrels, file)
+
+
+def _load_one(sink: Progress, db: str, labels: str | None, load: Callable[..., LoadResult], file: Path,
+              *args: str) -> None:  # fmt: skip
+    """One file loaded by `load`, reported to `sink`."""
     with Warehouse(db, labels) as wh:
-        say(str(load_qrels(wh, file)))
+        with sink.loading(str(file)):
+            result = load(wh, file, *args)
+        sink.loaded(result)
 
 
 def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
@@ -67,9 +84,10 @@ def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
         corpus: Annotated[str, typer.Option("--corpus", help="The corpus to load under.")],
         db: DbOption = DEFAULT,
         labels: LabelsOption = None,
+        quiet: QuietOption = False,
+        json_lines: JsonOption = False,
     ) -> None:
-        with Warehouse(db, labels) as wh:
-            say(str(LOADERS[loader].load(wh, file, corpus)))
+        _load_one(progress_sink(quiet, json_lines), db, labels, LOADERS[loader].load, file, corpus)
 
     command.__doc__ = (
         f"Load {what}.  Example: rankhouse load {loader.split('.')[1].replace('_', '-')} train.csv --corpus b77"

@@ -7,13 +7,24 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, parse_params, report_model, say, table
+from rankhouse.cli.common import (
+    DEFAULT,
+    DbOption,
+    JsonOption,
+    LabelsOption,
+    QuietOption,
+    choose,
+    parse_params,
+    progress_sink,
+    table,
+)
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
+from rankhouse.warehouse.scope import Scope
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[
@@ -65,15 +76,20 @@ def _parameters_of(protocol: Protocol | None, param: list[str] | None) -> dict:
 
 
 def _statuses(wh: Warehouse, runner: Runner, names: list[str]) -> dict[str, str]:
-    """Per model: never built, built (its last build's fingerprint is the current one), out of date, or
-    why its fingerprint cannot be taken here (e.g. the labels are gated)."""
+    """Per model: no inputs (a source table it reads is empty here: `rankhouse run` skips it), never built,
+    built (its last build's fingerprint is the current one), out of date, or why its fingerprint cannot
+    be taken here (e.g. the labels are gated)."""
     last = dict(wh.sql(
         "SELECT model, arg_max(fingerprint, started_at) FROM meta.model_runs WHERE status = 'built' GROUP BY model"
     ))  # fmt: skip
+    scope = Scope.of(wh, runner.project, names)
     found = {}
     for name in names:
+        if scope.status(name) == "no inputs":
+            found[name] = "no inputs"
+            continue
         if name not in last:
-            found[name] = "never built"
+            found[name] = "never built" + (" (labels gated)" if scope.gated(name) else "")
             continue
         try:
             found[name] = "built" if runner.fingerprint(name) == last[name] else "out of date"
@@ -92,7 +108,8 @@ def list_command(
     param: ParamOption = None,
 ) -> None:
     """Models in dependency order: group, stage, version, what each holds, and with --db whether it is
-    built, out of date or never built there (for the parameters of --study and -p).
+    built, out of date or never built there, or has no inputs there (a table it reads is empty, so
+    `rankhouse run` skips it), for the parameters of --study and -p.
 
     Example: rankhouse models list --study studies/banking77.toml --stage evaluate --db rankhouse.duckdb
     """
@@ -281,15 +298,36 @@ def run_command(
     force: Annotated[bool, typer.Option(help="Rebuild even when the fingerprint is unchanged.")] = False,
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
-    """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures"""
+    """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures
+
+    Only the models whose inputs the warehouse holds are built (rankhouse/warehouse/scope.py): the
+    source tables a model reads, itself or through the models it reads (raw.* inputs, gate.* labels),
+    must hold rows, but for a UNION branch that is empty as a whole (it is built empty), and labels
+    must be able to open here (a warehouse that holds a study opens them only in `rankhouse study
+    evaluate`). The rest of the selection (all models without -s, or those of stage:, group:, +name
+    and name+) is skipped with a line saying which and why (`models list --db` shows each model); a
+    model that -s names itself and cannot be built is an error, before anything is built.
+    """
+    sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
     project = Project.load(params=params)
     names = project.select(select)
     with Warehouse(db, labels) as wh:
-        if any(project.models[n].stage == "evaluate" for n in names):
-            wh.open_gate()
-        say(f"running {len(names)} model(s) on {db}")
-        results = Runner(wh, project, params).run(names, force=force, progress=report_model)
+        # the scope opens the labels gate where a model in it reads labels
+        names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
+        sink.say(f"running {len(names)} model(s) on {db}")
+        for group in skipped:
+            sink.models_skipped(group)
+        studies = wh.studies()
+        if studies and any(project.models[n].stage == "prepare" for n in names):
+            sink.say(
+                f"note: this warehouse holds study {', '.join(studies)}; models are built with their defaults and "
+                "-p, not a protocol's parameters (`rankhouse study prepare PROTOCOL` builds a study's own)"
+            )
+        results = Runner(wh, project, params).run(names, force=force, progress=sink)
     built = sum(r.status == "built" for r in results)
-    say(f"done: {built} built, {len(results) - built} skipped")
+    left = sum(len(group.models) for group in skipped)
+    sink.say(f"done: {built} built, {len(results) - built} skipped" + (f", {left} not in scope" if left else ""))

@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, progress_bar, report_model, say
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
+from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
-from rankhouse.studies import summary_table, write_outputs
-from rankhouse.study import Protocol, Study
+from rankhouse.studies import check_output_dir, summary_table, write_outputs
+from rankhouse.study import Protocol, Study, outputs_dir_for
 from rankhouse.warehouse import Warehouse
 
 study_app = typer.Typer(
@@ -20,22 +21,40 @@ ProtocolArg = Annotated[Path, typer.Argument(help="The study's protocol file, e.
 FreezesOption = Annotated[
     Path | None, typer.Option("--freezes", help="Directory of freeze files (default: freezes/ beside the warehouse).")
 ]
-OutOption = Annotated[Path | None, typer.Option("--out", help="Write results.json, per_query.csv and the runs here.")]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Write results.json, per_query.csv and the runs here (default: out/<study>/ beside the warehouse, "
+        "where freezes/ is); a folder that holds another study's results.json is refused.",
+    ),
+]
 ReloadOption = Annotated[
     bool, typer.Option("--reload", help="Load every input of this stage again from its file (after rows were edited).")
 ]
 
 
-def _study(protocol: Path, wh: Warehouse, freezes: Path | None) -> Study:
-    return Study(Protocol.load(protocol), wh, freezes, say=say, progress=report_model, progress_bar=progress_bar)
+def _study(protocol: Path | Protocol, wh: Warehouse, freezes: Path | None, progress: Progress) -> Study:
+    protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
+    return Study(protocol, wh, freezes, progress=progress)
+
+
+def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
+    """Where a study's outputs go (--out, default out/<study>/ beside the warehouse), checked before
+    anything is written: never a folder with another study's results."""
+    out = out or outputs_dir_for(db, protocol.name)
+    check_output_dir(out, protocol.name)
+    return out
 
 
 @study_app.command("prepare")
 def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                    freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
+                    freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+                    json_lines: JsonOption = False) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models.  Example: rankhouse study prepare studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes).prepare(reload)
+        _study(protocol, wh, freezes, sink).prepare(reload)
 
 
 @study_app.command("freeze")
@@ -48,37 +67,50 @@ def freeze_command(
     db: DbOption = DEFAULT,
     labels: LabelsOption = None,
     freezes: FreezesOption = None,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Hash the prepared outputs into freezes/<study>-<n>.json.  Example: rankhouse study freeze studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes).freeze(supersedes, reason)
+        _study(protocol, wh, freezes, sink).freeze(supersedes, reason)
 
 
 def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
     evaluation = study.evaluate(reload)
-    say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
+    study.say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
         for path in write_outputs(study, evaluation, out):
-            say(f"wrote {path}")
+            study.say(f"wrote {path}")
         for path in build_report(out):
-            say(f"wrote {path}")
+            study.say(f"wrote {path}")
     print(summary_table(study, evaluation))
 
 
 @study_app.command("evaluate")
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                     freezes: FreezesOption = None, reload: ReloadOption = False) -> None:  # fmt: skip
-    """Verify the latest freeze, then open the labels and evaluate.  Example: rankhouse study evaluate studies/x.toml"""
+                     freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+                     json_lines: JsonOption = False) -> None:  # fmt: skip
+    """Verify the latest freeze, then open the labels, evaluate and write the outputs (--out, default
+    out/<study>/ beside the warehouse).  Example: rankhouse study evaluate studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
+    loaded = Protocol.load(protocol)
+    out = _output_dir(loaded, out, db)
     with Warehouse(db, labels) as wh:
-        _evaluate(_study(protocol, wh, freezes), out, reload)
+        _evaluate(_study(loaded, wh, freezes, sink), out, reload)
 
 
 @study_app.command("run")
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                freezes: FreezesOption = None) -> None:  # fmt: skip
-    """prepare, freeze (reusing an identical freeze), evaluate.  Example: rankhouse study run studies/x.toml"""
+                freezes: FreezesOption = None, quiet: QuietOption = False,
+                json_lines: JsonOption = False) -> None:  # fmt: skip
+    """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
+    out/<study>/ beside the warehouse).  Example: rankhouse study run studies/x.toml"""
+    sink = progress_sink(quiet, json_lines)
+    loaded = Protocol.load(protocol)
+    out = _output_dir(loaded, out, db)
     with Warehouse(db, labels) as wh:
-        study = _study(protocol, wh, freezes)
+        study = _study(loaded, wh, freezes, sink)
         study.prepare()
         study.freeze()
         _evaluate(study, out)
@@ -89,4 +121,4 @@ def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: Labels
                    freezes: FreezesOption = None) -> None:  # fmt: skip
     """The study's stage, its freezes, whether the latest is intact.  Example: rankhouse study status studies/x.toml"""
     with Warehouse(db, labels) as wh:
-        print("\n".join(_study(protocol, wh, freezes).status()))
+        print("\n".join(_study(protocol, wh, freezes, Progress()).status()))

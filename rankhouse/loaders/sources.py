@@ -14,6 +14,7 @@ import hashlib
 import os
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,12 +124,18 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
+def sha256_file(path: str | Path, progress: Callable[[int], None] | None = None) -> str:
+    """Hex SHA-256 of a file's bytes, read a MiB at a time; `progress` is told the bytes read so far.
+
+    Example: sha256_file("data/banking77/train.csv", lambda done: print(done))
+    """
+    digest, done = hashlib.sha256(), 0
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+            done += len(block)
+            if progress is not None:
+                progress(done)
     return digest.hexdigest()
 
 

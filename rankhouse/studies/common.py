@@ -21,6 +21,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from rankhouse.errors import RankhouseError
 from rankhouse.study import Evaluation, Study
 
 
@@ -60,11 +61,31 @@ def write_json(path: Path, document: dict) -> Path:
     return path
 
 
+def run_files(folder: Path, systems: list[str]) -> dict[str, Path]:
+    """Per system, its run file `folder/<system>.run`; a system named after its file already (a run
+    loaded from `a.run` is system `a.run`) keeps that name rather than becoming `a.run.run`. Two systems
+    that would share a file are refused.
+
+    >>> [path.name for path in run_files(Path("runs"), ["bm25", "results.test", "a.run"]).values()]
+    ['bm25.run', 'results.test.run', 'a.run']
+    """
+    files = {system: folder / (system if system.endswith(".run") else f"{system}.run") for system in systems}
+    by_file: dict[Path, list[str]] = {}
+    for system, path in files.items():
+        by_file.setdefault(path, []).append(system)
+    shared = [systems for systems in by_file.values() if len(systems) > 1]
+    if shared:
+        raise RankhouseError(f"systems {' and '.join(shared[0])} would both be written to {files[shared[0][0]]}")
+    return files
+
+
 def write_runs(study: Study, folder: Path, sql: str, params: list | None = None) -> list[Path]:
-    """Write `folder/<system>.run` for every system of a query's (system, qid, docno, rank, score) rows,
-    in the query's order, as six-field TREC runs tagged with the system (scores at full precision)."""
+    """Write `folder/<system>.run` (run_files) for every system of a query's (system, qid, docno, rank,
+    score) rows, in the query's order, as six-field TREC runs tagged with the system (scores at full
+    precision)."""
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    systems: list[str] = []
     handle, current = None, None
     cursor = study.wh.con.execute(sql, params)
     try:
@@ -74,7 +95,8 @@ def write_runs(study: Study, folder: Path, sql: str, params: list | None = None)
                     if handle is not None:
                         handle.close()
                     current = system
-                    written.append(folder / f"{system}.run")
+                    systems.append(system)
+                    written.append(run_files(folder, systems)[system])
                     handle = written[-1].open("w")
                 handle.write(f"{qid} Q0 {doc} {rank} {score!r} {system}\n")
     finally:

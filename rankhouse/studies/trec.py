@@ -2,7 +2,7 @@
 its queries, every per-query value (trec_eval -q) and the runs as loaded.
 
 results.json `methods.<run_id>.<measure>.value`; per_query.csv `run_id, qid, measure, value` (the
-summary-only measures, GMAP and NumQ, left out, as trec_eval -q does); runs/<run_id>.run.
+summary-only measures, GMAP and NumQ, left out, as trec_eval -q does); runs/<run_id>.run (common.run_files).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rankhouse.loaders import write_run
 from rankhouse.measures import SUMMARY_ONLY, parse_measures
-from rankhouse.studies.common import header, write_csv, write_json
+from rankhouse.studies.common import header, run_files, write_csv, write_json
 from rankhouse.study import Evaluation, Study
 
 
@@ -29,8 +29,10 @@ def results(study: Study, evaluation: Evaluation) -> dict:
 
 
 def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """results.json, per_query.csv and runs/<run_id>.run."""
+    """results.json, per_query.csv and runs/<run_id>.run (a run loaded from a.run: runs/a.run)."""
     freeze_id = evaluation.freeze.freeze_id
+    run_ids = [run_id for (run_id,) in study.wh.sql("SELECT DISTINCT run_id FROM models.runs ORDER BY run_id")]
+    run_paths = run_files(out / "runs", run_ids)  # two runs that would share a file: refused before writing
     document = {**header(study, evaluation), "methods": results(study, evaluation), "contrasts": {}}
     written = [write_json(out / "results.json", document)]
     measures = parse_measures(study.protocol.parameters.get("measures"))
@@ -43,8 +45,7 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     written.append(write_csv(out / "per_query.csv", ["run_id", "qid", "measure", "value"], rows))
     runs = out / "runs"
     runs.mkdir(exist_ok=True)
-    for (run_id,) in study.wh.sql("SELECT DISTINCT run_id FROM models.runs ORDER BY run_id"):
-        path = runs / f"{run_id}.run"
+    for run_id, path in run_paths.items():
         write_run(study.wh, run_id, path)
         written.append(path)
     return written

@@ -158,13 +158,16 @@ class Project:
         return project
 
     @cached_property
+    def trees(self) -> dict[str, exp.Expression]:
+        """Per model: its SQL rendered with the project's parameters, parsed."""
+        return {model.name: parse(model, render(model, self.params)) for model in self.models.values()}
+
+    @cached_property
     def references(self) -> dict[str, set[str]]:
         """Per model: every table it reads (parsed from the SQL rendered with the project's parameters)."""
         refs = {}
         for model in self.models.values():
-            refs[model.name] = table_references(model, parse(model, render(model, self.params))) | {
-                d.lower() for d in model.depends_on
-            }
+            refs[model.name] = table_references(model, self.trees[model.name]) | {d.lower() for d in model.depends_on}
         return refs
 
     @cached_property
@@ -174,6 +177,16 @@ class Project:
             name: sorted(r.split(".", 1)[1] for r in refs if r.startswith("models."))
             for name, refs in self.references.items()
         }
+
+    @cached_property
+    def upstream_sources(self) -> dict[str, frozenset[str]]:
+        """Per model: every source table (raw.*, gate.*) it reads, itself or through the models it reads
+        (in practice through models/staging/): the inputs it cannot be built without."""
+        found: dict[str, frozenset[str]] = {}
+        for name in self.order:  # parents first
+            own = {ref for ref in self.references[name] if not ref.startswith("models.")}
+            found[name] = frozenset(own.union(*(found[parent] for parent in self.parents[name])))
+        return found
 
     @cached_property
     def children(self) -> dict[str, list[str]]:
@@ -275,7 +288,7 @@ class Project:
         if not spec:
             return list(self.order)
         chosen: set[str] = set()
-        for item in filter(None, re.split(r"[\s,]+", spec)):
+        for item in selection_items(spec):
             if item.startswith("stage:") or item.startswith("group:"):
                 key, value = item.split(":", 1)
                 found = {m.name for m in self.models.values() if getattr(m, key) == value}
@@ -292,3 +305,17 @@ class Project:
             if item.endswith("+"):
                 chosen |= self.descendants(name)
         return [name for name in self.order if name in chosen]
+
+    def named(self, spec: str | None) -> list[str]:
+        """The models a spec names itself (`name`, `+name`, `name+`), not those it brings in with them or
+        selects by stage or group.
+
+        >>> Project.load().named("+run_measures stage:prepare measure_ap+")
+        ['run_measures', 'measure_ap']
+        """
+        return [item.strip("+") for item in selection_items(spec or "") if not item.startswith(("stage:", "group:"))]
+
+
+def selection_items(spec: str) -> list[str]:
+    """The items of a dbt-style selection, separated by spaces or commas."""
+    return list(filter(None, re.split(r"[\s,]+", spec)))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
 
 from rankhouse import functions
 from rankhouse.errors import AuditError, ModelError, RankhouseError
+from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.comments import describe
@@ -134,20 +134,30 @@ class Runner:
             return None
         return rows[0][0]
 
-    def run(
-        self, names: list[str], force: bool = False, progress: Callable[[ModelRun], None] | None = None
-    ) -> list[ModelRun]:
-        """Build `names` (in the order given, which must respect dependencies); stop at the first failure."""
+    def run(self, names: list[str], force: bool = False, progress: Progress | None = None) -> list[ModelRun]:
+        """Build `names` (in the order given, which must respect dependencies); stop at the first failure.
+        `progress` hears of each model as it starts and ends (rankhouse/progress.py).
+
+        Example: Runner(wh, project).run(project.select("+run_measures"), progress=TextProgress())
+        """
+        progress = progress or SILENT
         results = []
         selected = set(names)
         for name in names:
             for parent in self.project.parents[name]:
                 if parent not in selected and self.last_built(parent) != self.fingerprint(parent):
                     raise ModelError(name, f"needs {parent}, which is missing or out of date; select +{name}")
-            result = self._run_one(self.project.models[name], force)
+            progress.model_started(name)
+            start = time.perf_counter()
+            try:
+                result = self._run_one(self.project.models[name], force)
+            except BaseException as exc:
+                status = "failed" if isinstance(exc, Exception) else "interrupted"
+                seconds = time.perf_counter() - start
+                progress.model_finished(ModelRun(name, self._fingerprints.get(name, ""), status, None, seconds))
+                raise
             results.append(result)
-            if progress:
-                progress(result)
+            progress.model_finished(result)
         return results
 
     def _log(
