@@ -16,6 +16,7 @@ from rankhouse.cli.common import (
     choose,
     parse_params,
     progress_sink,
+    say,
     table,
 )
 from rankhouse.errors import RankhouseError, did_you_mean
