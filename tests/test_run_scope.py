@@ -15,8 +15,11 @@ from conftest import FIXTURES
 from sqlglot import exp
 from test_cli_usage import error_line, rankhouse_in_process
 
+from rankhouse.paths import ROOT
 from rankhouse.study import Protocol, Study
+from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import Runner
 from rankhouse.warehouse.scope import FULL, MIXED, VOID, Reading, Scope
 
 SMALL = FIXTURES / "banking77_small"
@@ -65,6 +68,10 @@ def events(stderr: str) -> list[dict]:
     return [json.loads(line) for line in stderr.splitlines()]
 
 
+# trec_sample's prepare models whose protocol parameters differ from the models' defaults (its measures)
+FROZEN_WITH_OTHER_PARAMETERS = {"measure_requests"}
+
+
 @pytest.fixture(scope="module")
 def trec(tmp_path_factory):
     """A warehouse holding the trec_sample study (prepared, frozen, evaluated), then `rankhouse run --json`."""
@@ -87,6 +94,8 @@ def test_run_in_a_trec_sample_warehouse_builds_what_it_holds_and_skips_the_rest(
     for name in (n for n in project.models if not read[n] & empty):  # every raw table it reads holds rows
         if any(s.startswith("gate.") for s in read[name]):  # the study's labels open only in `study evaluate`
             assert "this warehouse holds study trec_sample" in skipped[name], name
+        elif name in FROZEN_WITH_OTHER_PARAMETERS:
+            assert skipped[name].startswith(f"{name} would be rebuilt with the models' defaults"), name
         else:
             assert name in ran, name
     evidence = [n for n, m in project.models.items() if m.group == "evidence" and n in skipped]
@@ -120,6 +129,23 @@ def test_a_named_model_without_inputs_is_refused_before_anything_is_built(trec):
     line = error_line(rankhouse_in_process("run", "-s", "run_measures", "--db", db))
     assert "run_measures: reads labels (gate.qrels)" in line and "holds study trec_sample" in line
     assert model_runs(db) == before
+
+
+def test_run_never_rebuilds_a_model_a_freeze_covers_with_other_parameters(trec):
+    db = trec[0]
+    protocol = Protocol.load(ROOT / "studies" / "trec_sample.toml")
+    frozen = json.loads((db.parent / "freezes" / "trec_sample-1.json").read_text())["models"]
+    with Warehouse(db) as wh:  # the fingerprints `rankhouse run` would build
+        defaults = Runner(wh, Project.load())
+        changed = {name for name, fingerprint in frozen.items() if defaults.fingerprint(name) != fingerprint}
+    assert changed == FROZEN_WITH_OTHER_PARAMETERS and protocol.parameters["measures"]
+    before = model_runs(db)
+    line = error_line(rankhouse_in_process("run", "-s", "measure_requests+", "--db", db))
+    assert line.startswith("error: model measure_requests is frozen by trec_sample-1: rebuilding it")
+    assert "rankhouse study prepare PROTOCOL" in line
+    assert model_runs(db) == before
+    with Warehouse(db) as wh:  # after `rankhouse run` (the fixture's two), the freeze still verifies
+        assert any(line == "current    trec_sample-1: intact" for line in Study(protocol, wh).status())
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,10 @@ from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.freeze import frozen_models
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
-from rankhouse.warehouse.scope import Scope
+from rankhouse.warehouse.scope import Scope, Skipped
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[
@@ -291,6 +292,37 @@ def docs_command(
     say(f"wrote {len(written)} pages to {directory} (open {directory / 'index.html'})")
 
 
+def _keep_frozen(runner: Runner, names: list[str], named: list[str]) -> tuple[list[str], list[Skipped]]:
+    """`names` without the models a study's latest freeze covers that this run would rebuild differently
+    (the models' defaults and -p are not the protocol's parameters), nor the models that read them: a
+    plain `rankhouse run` never breaks a study's freeze. A model the selection names itself is an error.
+
+    Example: names, skipped = _keep_frozen(Runner(wh, project), project.select(None), [])
+    """
+    frozen = frozen_models(runner.wh)
+    changed = [n for n in names if n in frozen and runner.fingerprint(n) != frozen[n][1]]
+    if not changed:
+        return names, []
+    project = runner.project
+    kept_out = set(changed).union(*(project.descendants(n) & set(names) for n in changed))
+    studies = sorted({frozen[n][0] for n in changed})
+    fix = "`rankhouse study prepare PROTOCOL` rebuilds a study's models with its own parameters"
+    for name in named:
+        if name in kept_out:
+            frozen_parents = sorted(project.ancestors(name) & set(changed))
+            reads = "" if name in changed else f" (it reads {', '.join(frozen_parents)})"
+            raise RankhouseError(
+                f"model {name}{reads} is frozen by {', '.join(studies)}: rebuilding it with the models' defaults "
+                f"and -p would break that freeze; {fix}"
+            )
+    what = f"{len(kept_out)} model{'s' if len(kept_out) > 1 else ''} frozen by {', '.join(studies)}"
+    reason = (
+        f"{', '.join(sorted(changed))} would be rebuilt with the models' defaults and -p, not the protocol's "
+        f"parameters, which breaks the freeze, and so would the models reading them; {fix}"
+    )
+    return [n for n in names if n not in kept_out], [Skipped(what, tuple(sorted(kept_out)), reason)]
+
+
 def run_command(
     select: Annotated[
         str | None, typer.Option("--select", "-s", help="dbt-style: name, +name (ancestors), name+ (descendants).")
@@ -310,7 +342,9 @@ def run_command(
     must be able to open here (a warehouse that holds a study opens them only in `rankhouse study
     evaluate`). The rest of the selection (all models without -s, or those of stage:, group:, +name
     and name+) is skipped with a line saying which and why (`models list --db` shows each model); a
-    model that -s names itself and cannot be built is an error, before anything is built.
+    model that -s names itself and cannot be built is an error, before anything is built. A model a
+    study's latest freeze covers is never rebuilt with other parameters (the models' defaults and -p are
+    not the protocol's): it and the models reading it are skipped, and naming it is an error.
     """
     sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
@@ -319,6 +353,9 @@ def run_command(
     with Warehouse(db, labels) as wh:
         # the scope opens the labels gate where a model in it reads labels
         names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
+        runner = Runner(wh, project, params)
+        names, frozen = _keep_frozen(runner, names, project.named(select))
+        skipped = [*skipped, *frozen]
         sink.say(f"running {len(names)} model(s) on {db}")
         for group in skipped:
             sink.models_skipped(group)
@@ -328,7 +365,7 @@ def run_command(
                 f"note: this warehouse holds study {', '.join(studies)}; models are built with their defaults and "
                 "-p, not a protocol's parameters (`rankhouse study prepare PROTOCOL` builds a study's own)"
             )
-        results = Runner(wh, project, params).run(names, force=force, progress=sink)
+        results = runner.run(names, force=force, progress=sink)
     built = sum(r.status == "built" for r in results)
     left = sum(len(group.models) for group in skipped)
     sink.say(f"done: {built} built, {len(results) - built} skipped" + (f", {left} not in scope" if left else ""))

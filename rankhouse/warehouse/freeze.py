@@ -238,3 +238,26 @@ def check_recorded(wh: Warehouse, study: str, freezes: list[Freeze], fix: str) -
             f"freeze {', '.join(missing)} of study {study} is recorded in warehouse {wh.path} but its file "
             f"{rows[missing[0]][1]} is gone; freeze files are never removed ({fix})"
         )
+
+
+def frozen_models(wh: Warehouse) -> dict[str, tuple[str, str]]:
+    """Per model, the latest freeze of each study recorded in `wh` that covers it and the fingerprint it
+    froze: {model: (freeze_id, fingerprint)}. A freeze file that is gone or unreadable covers nothing
+    here (`rankhouse study status` reports it).
+
+    Example: frozen_models(wh).get("measure_requests")  # ('trec_sample-1', '58aa73ab...')
+    """
+    latest = wh.sql(
+        "SELECT freeze_id, path, file_sha256 FROM meta.freezes QUALIFY n = max(n) OVER (PARTITION BY study) "
+        "ORDER BY freeze_id"
+    )
+    frozen: dict[str, tuple[str, str]] = {}
+    for freeze_id, path, file_sha256 in latest:
+        try:
+            data = Path(path).read_bytes()
+            models = json.loads(data)["models"] if hashlib.sha256(data).hexdigest() == file_sha256 else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for model, fingerprint in models.items() if isinstance(models, dict) else ():
+            frozen.setdefault(model, (freeze_id, fingerprint))
+    return frozen
