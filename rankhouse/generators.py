@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rankhouse.progress import SILENT, Meter
+
 if TYPE_CHECKING:
     from rankhouse.warehouse import Warehouse
 
@@ -33,6 +35,7 @@ class Context:
     say: Callable[[str], None]
     progress_bar: Callable[[str], Callable[[int, int], None]]
     build: Callable[[str], None]  # build the models a dbt-style selection names, e.g. "+lane_chunks"
+    meter: Callable[..., Meter] = SILENT.meter  # a sink's rows meter (an extraction's progress)
     _encoder: object | None = field(default=None, repr=False)
 
     @property

@@ -14,7 +14,8 @@ print nothing themselves. Data goes to stdout; a sink writes to stderr.
   (model), `model_running` (model, seconds; every 30 s), `model` (model, status: built, skipped,
   failed or interrupted, rows: null for a view, seconds, fingerprint), `models_skipped` (what,
   models, reason: models a run leaves out, rankhouse/warehouse/scope.py), `loading` (path), `load`
-  (table, name, path, sha256, rows, status) and `progress` (label, done, total; every 10%).
+  (table, name, path, sha256, rows, status), `progress` (label, done, total; every 10%) and `rows`
+  (label, done, total, rate, cost, eta: a Meter's, every 5 s, e.g. an extraction's).
 
     >>> sink = TextProgress(stream=sys.stdout, tty=False)
     >>> sink.say("hello")
@@ -68,6 +69,11 @@ class Progress:
         """A callback for work measured in steps, called with (done, total).  Example: sink.bar("encoding")(5, 10)"""
         return lambda done, total: None
 
+    def meter(self, label: str, total: int, done: int = 0, cost: float = 0.0) -> Meter:
+        """A Meter of rows with rate, cost and ETA (an extraction's), reporting here.
+        Example: sink.meter("extracting", 13083, 40, 0.01).advance(1, 0.0102)"""
+        return Meter(label, total, done, cost, tty=False, write=lambda text: None)
+
 
 SILENT = Progress()
 
@@ -76,6 +82,76 @@ def model_line(result: ModelRun) -> str:
     """The final line of one model in a run: status, name, rows (or `view`), seconds."""
     rows = "view" if result.rows is None else f"{result.rows:,} rows"
     return f"  {result.status:<8} {result.model:<28} {rows:>15}  {result.seconds:7.2f} s"
+
+
+REDRAW = 0.2  # a Meter's seconds between redraws on a terminal
+LINE_EVERY = 5.0  # and between its lines elsewhere
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class Meter:
+    """Rows done of all, rows per second, cost so far and ETA (an extraction's): on a terminal one line
+    redrawn in place (at most every REDRAW seconds), elsewhere a line every LINE_EVERY seconds and one
+    at the end, through `write` (stderr by default); or, with `event`, each of those as a dict of
+    fields (label, done, total, rate, cost, eta) instead of text. A sink's `meter` makes one.
+
+    Example: meter = Meter("extracting", 100, 0); meter.advance(1, 0.002); meter.finish()"""
+
+    def __init__(self, label: str, total: int, done: int, cost: float = 0.0, tty: bool | None = None,
+                 write: Callable[[str], None] | None = None, clock: Callable[[], float] = time.monotonic,
+                 event: Callable[[dict], None] | None = None) -> None:  # fmt: skip
+        self.label, self.total, self.done, self.cost = label, total, done, cost
+        self.start_done = done
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.write = write or (lambda text: print(text, end="", file=sys.stderr, flush=True))
+        self.clock = clock
+        self.event = event
+        self.started = clock()
+        self.shown = float("-inf")
+        self.drawn = False
+
+    def fields(self) -> dict:
+        """label, done, total, rate (rows/s this run), cost (USD so far), eta (h:mm:ss, ? before any row)."""
+        rate = (self.done - self.start_done) / max(self.clock() - self.started, 1e-9)
+        left = self.total - self.done
+        eta = "0:00" if not left else _duration(left / rate) if rate > 0 else "?"
+        return {"label": self.label, "done": self.done, "total": self.total, "rate": round(rate, 3),
+                "cost": round(self.cost, 6), "eta": eta}  # fmt: skip
+
+    def line(self) -> str:
+        f = self.fields()
+        share = self.done / self.total if self.total else 1.0
+        return (f"{self.label}: {self.done:,}/{self.total:,} rows ({share:.0%}), {f['rate']:.1f} rows/s, "
+                f"USD {self.cost:.4f}, ETA {f['eta']}")  # fmt: skip
+
+    def advance(self, rows: int, cost: float) -> None:
+        """`rows` more rows done (0 for a failed attempt); `cost`: the estimated cost so far."""
+        self.done += rows
+        self.cost = cost
+        now = self.clock()
+        if now - self.shown >= (REDRAW if self.tty else LINE_EVERY):
+            self.show()
+
+    def show(self) -> None:
+        self.shown = self.clock()
+        if self.event is not None:
+            self.event(self.fields())
+        elif self.tty:
+            self.write("\r" + self.line() + "\x1b[K")
+            self.drawn = True
+        else:
+            self.write(self.line() + "\n")
+
+    def finish(self) -> None:
+        """The last line (ends the redrawn line on a terminal)."""
+        self.show()
+        if self.tty and self.drawn and self.event is None:
+            self.write("\n")
 
 
 class _Ticker:
@@ -190,6 +266,9 @@ class TextProgress(Progress):
         self._stop_live()
         self._line(str(result))
 
+    def meter(self, label: str, total: int, done: int = 0, cost: float = 0.0) -> Meter:
+        return Meter(label, total, done, cost, tty=self.tty, write=self._write)
+
     def bar(self, label: str) -> Bar:
         start = time.monotonic()
         due = every_tenth()
@@ -287,3 +366,6 @@ class JsonProgress(Progress):
                 self.event("progress", label=label, done=done, total=total)
 
         return report
+
+    def meter(self, label: str, total: int, done: int = 0, cost: float = 0.0) -> Meter:
+        return Meter(label, total, done, cost, tty=False, event=lambda fields: self.event("rows", **fields))

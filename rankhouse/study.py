@@ -406,7 +406,7 @@ class Study:
         def build(spec: str) -> None:
             self.runner().run(self.project.select(spec), progress=self.progress)
 
-        context = Context(self.wh, self.progress.say, self.progress.bar, build)
+        context = Context(self.wh, self.progress.say, self.progress.bar, build, self.progress.meter)
         for item in self.protocol.generated:
             GENERATORS[item.kind].run(context, item.key, item.options)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import os
@@ -25,11 +26,11 @@ from llm_server import FakeLLM, feature_value, flags_of
 
 from rankhouse.cli import run as cli
 from rankhouse.errors import AuditError, InputError, RankhouseError
-from rankhouse.extraction.progress import Progress
 from rankhouse.extraction.run import extract
 from rankhouse.extraction.settings import Settings
 from rankhouse.loaders import LOADERS
 from rankhouse.paths import ROOT
+from rankhouse.progress import SILENT, JsonProgress, Meter
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
@@ -654,10 +655,10 @@ def test_extraction_usage_errors_are_one_line(corpus, capsys, monkeypatch):
     assert cli(["features", "receipts", str(corpus.protocol), "--format", "xml"]) == 2
 
 
-def test_progress_reports_rows_rate_cost_and_eta():
+def test_progress_reports_rows_rate_cost_and_eta(capsys):
     now = [0.0]
     lines: list[str] = []
-    progress = Progress("extracting", 100, 20, tty=False, write=lines.append, clock=lambda: now[0])
+    progress = Meter("extracting", 100, 20, tty=False, write=lines.append, clock=lambda: now[0])
     for _ in range(8):
         now[0] += 1.0
         progress.advance(5, 0.25)
@@ -665,10 +666,21 @@ def test_progress_reports_rows_rate_cost_and_eta():
     assert lines[-1] == "extracting: 60/100 rows (60%), 5.0 rows/s, USD 0.2500, ETA 0:08\n"
     assert len(lines) == 3  # the first advance, every 5 s, the end
     drawn: list[str] = []
-    tty = Progress("x", 10, 0, tty=True, write=drawn.append, clock=lambda: now[0])
+    tty = Meter("x", 10, 0, tty=True, write=drawn.append, clock=lambda: now[0])
     tty.advance(10, 0.0)
     tty.finish()
     assert drawn[0].startswith("\rx: 10/10 rows") and drawn[-1] == "\n"
+    stream = io.StringIO()  # --json: the same reports as events; --quiet: none
+    meter = JsonProgress(stream).meter("extracting", 100, 20, 0.5)
+    meter.advance(5, 0.75)
+    meter.finish()
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["rows", "rows"] and events[-1]["done"] == 25
+    assert {k: events[-1][k] for k in ("label", "total", "cost")} == {"label": "extracting", "total": 100, "cost": 0.75}
+    silent = SILENT.meter("extracting", 10, 0)
+    silent.advance(10, 0.0)
+    silent.finish()
+    assert capsys.readouterr() == ("", "")
 
 
 def test_the_new_models_are_portable_and_read_raw_only_in_staging():
@@ -680,3 +692,21 @@ def test_the_new_models_are_portable_and_read_raw_only_in_staging():
         reads_raw = any(r.startswith("raw.") for r in project.references[name])
         assert reads_raw == (name in ("extraction_calls", "feature_completeness"))
         assert project.models[name].group == ("extraction" if name == "extraction_receipts" else "staging")
+
+
+def test_json_progress_of_an_extraction_is_json_lines_only(corpus, tmp_path):
+    """`features extract --json`: every stderr line is a JSON event, the rows meter among them, ending at
+    every message; `--quiet` prints nothing on stderr."""
+    command = [sys.executable, "-m", "rankhouse", "features", "extract", str(corpus.protocol),
+               "--concurrency", "2", "--rate", "200", "--timeout", "5"]  # fmt: skip
+    with FakeLLM(key=KEY) as server:
+        env = {**os.environ, **endpoint_env(server, prices=False), "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([*command, "--db", str(tmp_path / "j.duckdb"), "--json"], env=env,
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+        quiet = subprocess.run([*command, "--db", str(tmp_path / "q.duckdb"), "--quiet"], env=env,
+                               capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and quiet.returncode == 0, done.stderr + quiet.stderr
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    rows = [e for e in events if e["event"] == "rows"]
+    assert rows and rows[-1]["done"] == rows[-1]["total"] == len(corpus.texts)
+    assert quiet.stderr == ""

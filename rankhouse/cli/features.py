@@ -10,9 +10,20 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, FINITE, DbOption, LabelsOption, choose, say, table, whole_number
+from rankhouse.cli.common import (
+    DEFAULT,
+    FINITE,
+    DbOption,
+    JsonOption,
+    LabelsOption,
+    QuietOption,
+    choose,
+    progress_sink,
+    table,
+    whole_number,
+)
 from rankhouse.errors import RankhouseError
-from rankhouse.progress import TextProgress
+from rankhouse.progress import Progress, TextProgress
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 
@@ -65,8 +76,8 @@ TimeoutOption = Annotated[
 ]
 
 
-def _study(protocol: Path, wh: Warehouse) -> Study:
-    return Study(Protocol.load(protocol), wh, progress=TextProgress())
+def _study(protocol: Path, wh: Warehouse, sink: Progress | None = None) -> Study:
+    return Study(Protocol.load(protocol), wh, progress=sink or TextProgress())
 
 
 @features_app.command("extract")
@@ -80,6 +91,8 @@ def extract_command(
     max_cost: MaxCostOption = None,
     retries: RetriesOption = None,
     timeout: TimeoutOption = None,
+    quiet: QuietOption = False,
+    json_lines: JsonOption = False,
 ) -> None:
     """Load the protocol's label-free inputs and run its feature generators (feature_extraction,
     requirement_interpretation), extracting only what the store lacks. Runtime settings come from the
@@ -91,10 +104,12 @@ def extract_command(
     from rankhouse.extraction.run import KINDS, extract
     from rankhouse.extraction.settings import Settings
 
+    sink = progress_sink(quiet, json_lines)
+    say = sink.say
     settings = Settings.from_env(concurrency=concurrency, rate=rate, max_cost=max_cost, retries=retries,
                                  timeout=timeout)  # fmt: skip
     with Warehouse(db, labels) as wh:
-        study = _study(protocol, wh)
+        study = _study(protocol, wh, sink)
         items = [g for g in study.protocol.generated if g.kind in KINDS]
         if not items:
             raise RankhouseError(f"protocol {protocol} has no [generate.*] of kind {' or '.join(KINDS)}")
@@ -108,7 +123,7 @@ def extract_command(
             if smoke is not None and item.kind != "feature_extraction":
                 say(f"[generate.{item.key}]: not part of a smoke batch (training messages only)")
                 continue
-            result = extract(wh, item.kind, item.options, settings, say, encoder, smoke)
+            result = extract(wh, item.kind, item.options, settings, say, encoder, smoke, sink.meter)
             if result.missing and smoke is None:
                 raise RankhouseError(f"[generate.{item.key}]: {result.missing}")
             say(f"[generate.{item.key}]: {result.complete:,} of {result.total:,} rows in the store")

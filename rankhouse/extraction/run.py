@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.extraction import minilm, store
-from rankhouse.extraction.progress import Progress
 from rankhouse.extraction.settings import Settings
 from rankhouse.extraction.store import REQUIREMENTS, VALUES, Job
+from rankhouse.progress import SILENT, Meter
 from rankhouse.warehouse import Warehouse
 
 PROVIDERS = ("minilm", "http")
@@ -53,8 +53,10 @@ def _option(options: dict, name: str) -> str:
 
 
 def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Callable[[str], None],
-            encoder: Callable[[], object], smoke: int | None = None) -> Extraction:  # fmt: skip
-    """Extract what the store lacks for a generator's options (`smoke`: only the first N training rows)."""
+            encoder: Callable[[], object], smoke: int | None = None,
+            meter: Callable[..., Meter] = SILENT.meter) -> Extraction:  # fmt: skip
+    """Extract what the store lacks for a generator's options (`smoke`: only the first N training rows);
+    `meter` makes the progress of the http provider's rows (a sink's, rankhouse/progress.py)."""
     corpus, provider = _option(options, "corpus"), _option(options, "provider")
     if provider not in PROVIDERS:
         raise RankhouseError(f"unknown extraction provider {provider!r}{did_you_mean(provider, PROVIDERS)}; "
@@ -90,7 +92,7 @@ def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Ca
         store.mark_writing(wh, job)
         try:
             shown = (len(pending), 0) if smoke is not None else (len(tasks), len(tasks) - len(pending))
-            stopped = _run(wh, job, pending, settings, say, encoder, smoke, shown)
+            stopped = _run(wh, job, pending, settings, say, encoder, smoke, shown, meter)
         finally:
             store.record_digests(wh, job)
     done = store.completed(wh, job)
@@ -103,7 +105,8 @@ def tasks_missing(tasks: list[store.Task], done: set) -> list[store.Task]:
 
 
 def _run(wh: Warehouse, job: Job, pending: list[store.Task], settings: Settings, say: Callable[[str], None],
-         encoder: Callable[[], object], smoke: int | None, shown: tuple[int, int]) -> str | None:  # fmt: skip
+         encoder: Callable[[], object], smoke: int | None, shown: tuple[int, int],
+         meter: Callable[..., Meter]) -> str | None:  # fmt: skip
     """Extract `pending` with the job's provider; why it stopped early (None: it did not). `shown`: the
     progress's (total, done) rows."""
     if not pending:
@@ -119,7 +122,7 @@ def _run(wh: Warehouse, job: Job, pending: list[store.Task], settings: Settings,
     endpoint = Endpoint.from_env()
     say(f"http provider: {endpoint.describe()}; {settings.describe()}")
     label = "smoke batch" if smoke is not None else ("extracting" if job.kind == VALUES else "interpreting")
-    progress = Progress(label, *shown, store.spent(wh, job))
+    progress = meter(label, *shown, store.spent(wh, job))
     report = run_http(wh, job, pending, endpoint, settings, progress)
     progress.finish()
     say(f"{job.describe()}: {report.completed:,} rows completed in {report.attempts:,} attempts, "
@@ -128,7 +131,9 @@ def _run(wh: Warehouse, job: Job, pending: list[store.Task], settings: Settings,
 
 
 def _generate(context, key: str, options: dict, kind: str) -> None:  # noqa: ANN001 - generators.Context
-    done = extract(context.wh, kind, options, Settings.from_env(), context.say, lambda: context.encoder)
+    done = extract(
+        context.wh, kind, options, Settings.from_env(), context.say, lambda: context.encoder, meter=context.meter
+    )
     if done.missing:
         raise RankhouseError(f"[generate.{key}]: {done.missing}")
 

@@ -34,7 +34,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from rankhouse.extraction import http
-from rankhouse.extraction.progress import Progress
 from rankhouse.extraction.settings import BACKOFF_CAP, Settings
 from rankhouse.extraction.store import (
     Call,
@@ -46,6 +45,7 @@ from rankhouse.extraction.store import (
     record_values,
     spent,
 )
+from rankhouse.progress import Meter
 from rankhouse.warehouse import Warehouse
 
 CONSECUTIVE_FAILURES = 20
@@ -77,7 +77,7 @@ def backoff(settings: Settings, failures: int, retry_after: float | None) -> flo
 
 
 def run_http(wh: Warehouse, job: Job, tasks: list[Task], endpoint: http.Endpoint, settings: Settings,
-             progress: Progress, clock: Callable[[], float] = time.monotonic) -> RunReport:  # fmt: skip
+             progress: Meter, clock: Callable[[], float] = time.monotonic) -> RunReport:  # fmt: skip
     """Extract `tasks` (rows not yet in the store) through `endpoint`; see the module docstring."""
     report = RunReport()
     previous = last_attempts(wh, job)
