@@ -158,6 +158,10 @@ def test_quiet_prints_nothing_on_stderr_and_keeps_the_results(tmp_path):
 
 @pytest.mark.parametrize("command", [("run",), ("study", "prepare", STUDIES_DIR / "trec_sample.toml")])
 def test_quiet_and_json_together_are_refused_before_anything_is_opened(tmp_path, command):
-    line = error_line(rankhouse_in_process(*command, "--db", tmp_path / "w.duckdb", "--quiet", "--json"))
-    assert "--quiet and --json exclude each other" in line
+    done = rankhouse_in_process(*command, "--db", tmp_path / "w.duckdb", "--quiet", "--json")
+    event = json.loads(done.stderr.splitlines()[0])  # --json: the failure is a JSON event too
+    assert event["event"] == "error" and "--quiet and --json exclude each other" in event["message"]
+    assert (done.returncode, event["status"], len(done.stderr.splitlines())) == (2, 2, 1)
     assert not (tmp_path / "w.duckdb").exists()
+    line = error_line(rankhouse_in_process(*command, "--db", tmp_path / "w.duckdb", "--quiet", "--bogus"))
+    assert line.startswith("error: no such option: --bogus")  # without --json: the error line

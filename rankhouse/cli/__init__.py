@@ -13,12 +13,16 @@ exits with
   parameter, a failed audit) or a file it cannot read or write;
 - 130: interrupted (Ctrl-C).
 
+A command run with --json (machine-readable progress) prints its failure as one JSON event instead,
+like its progress: {"event": "error", "message": ..., "hint": ... or null, "status": 2}.
+
 typer (0.29 and later) vendors its own copy of click, so its usage errors are
 `typer._click.exceptions` classes, not `click`'s.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Annotated
@@ -84,24 +88,25 @@ def main(args: list[str] | None = None) -> None:
 
 def run(args: list[str] | None = None) -> int:
     """The app on `args` (default: the command line's); every failure printed as one `error:` line."""
+    as_json = "--json" in (sys.argv[1:] if args is None else args)  # a failure is then a JSON event too
     try:
         status = app(args=args, prog_name=PROGRAM, standalone_mode=False)
     except usage.NoArgsIsHelpError:  # the help is printed already
-        return _error("missing command")
+        return _error("missing command", as_json=as_json)
     except usage.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx is not None else _command_path(args)
-        return _error(_usage_message(exc), f"try: {command} --help")
+        return _error(_usage_message(exc), f"try: {command} --help", as_json=as_json)
     except usage.ClickException as exc:
-        return _error(_one_line(exc.format_message()))
+        return _error(_one_line(exc.format_message()), as_json=as_json)
     except RankhouseError as exc:
-        return _error(str(exc))
+        return _error(str(exc), as_json=as_json)
     except (KeyboardInterrupt, typer.Abort):
         return 130
     except OSError as exc:
         if os.environ.get("RANKHOUSE_TRACEBACK"):
             raise
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        return _error(f"{where}{exc.strerror or exc}", status=2)
+        return _error(f"{where}{exc.strerror or exc}", status=2, as_json=as_json)
     except Exception as exc:
         if os.environ.get("RANKHOUSE_TRACEBACK"):
             raise
@@ -110,6 +115,7 @@ def run(args: list[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {message} (please report it, with the command; "
             "RANKHOUSE_TRACEBACK=1 shows where it happened)",
             status=1,
+            as_json=as_json,
         )
     # typer returns the status of an Exit (0 after --help or --version, 130 after Ctrl-C), and a
     # command's own return value (None) otherwise
@@ -143,7 +149,12 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _error(message: str, hint: str | None = None, status: int = 2) -> int:
+def _error(message: str, hint: str | None = None, status: int = 2, as_json: bool = False) -> int:
+    """Print a failure on stderr: `error: ...` (and its hint) for a person, or, when the command line asks
+    for --json progress, one JSON event {"event": "error", "message", "hint", "status"} like the others."""
+    if as_json:
+        print(json.dumps({"event": "error", "message": message, "hint": hint, "status": status}), file=sys.stderr)
+        return status
     print(f"error: {message}", file=sys.stderr)
     if hint:
         print(hint, file=sys.stderr)
