@@ -138,7 +138,7 @@ def rows_of(wh, sql: str, params: list | None = None) -> list[dict]:
 
 
 EVALUATED = ("run_measures", "query_measures", "rankings", "judgments", "cluster_bootstrap", "group_results",
-             "case_unwanted_rank_changes", "case_semantic_failures")  # fmt: skip
+             "case_unwanted_rank_changes", "case_semantic_failures", "case_intent_documents")  # fmt: skip
 EVALUATE = "+" + " +".join(EVALUATED)
 PARTS = BASE | {
     "study": "tiny",

@@ -42,6 +42,10 @@ def run_protocol(root: Path) -> Path:
     return path
 
 
+# what `rankhouse report` adds to a study without contrasts (tests/test_report.py checks their content)
+REPORT = ["figures/per-query.svg", "provenance.json", "report.html", "report.md"]
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """`rankhouse demo --study trec_sample` without --out, in a folder of its own."""
@@ -54,7 +58,8 @@ def demo(tmp_path_factory):
 def test_demo_writes_out_study_beside_the_warehouse_and_nothing_else(demo):
     assert sorted(p.name for p in (demo / "out").iterdir()) == ["trec_sample"]
     written = files_under(demo / "out" / "trec_sample")
-    assert sorted(written) == ["per_query.csv", "results.json", "runs/results.test.run", "runs/results.trunc.run"]
+    assert sorted(written) == [*REPORT[:1], "per_query.csv", *REPORT[1:], "results.json", "runs/results.test.run",
+                               "runs/results.trunc.run"]  # fmt: skip
     assert json.loads(written["results.json"])["study"] == "trec_sample"
     for name in ("results.test", "results.trunc"):  # the runs as loaded: trec_eval's sample files, line for line
         assert parsed(written[f"runs/{name}.run"].decode()) == parsed((TREC / name).read_text())
@@ -87,7 +92,7 @@ def test_study_run_writes_its_own_folder_and_names_run_files_after_their_systems
     done = rankhouse_in_process("study", "run", protocol, "--db", tmp_path / "w.duckdb", "--quiet")
     assert done.returncode == 0, done.stderr
     written = files_under(tmp_path / "out" / "two_runs")
-    assert sorted(written) == ["per_query.csv", "results.json", "runs/a.run", "runs/b.run"]
+    assert sorted(written) == [*REPORT[:1], "per_query.csv", *REPORT[1:], "results.json", "runs/a.run", "runs/b.run"]
     methods = json.loads(written["results.json"])["methods"]
     assert sorted(methods) == ["a.run", "b.run"]  # the systems, named after their files
     assert parsed(written["runs/a.run"].decode()) == parsed((TREC / "results.test").read_text())
