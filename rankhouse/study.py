@@ -50,6 +50,7 @@ from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
     check_recorded,
+    frozen_models,
     read_freezes,
     table_digest,
     write_freeze,
@@ -398,7 +399,23 @@ class Study:
         self.load_inputs(reload)
         self._generate()
         assert "gate" not in self.wh.attached()
+        self._note_other_freezes()
         return self.runner().run(self.prepare_models + self.companions, progress=self.progress)
+
+    def _note_other_freezes(self) -> None:
+        """Say which models this prepare rebuilds that another study's latest freeze covers as built
+        otherwise: studies in one warehouse share model tables by name, so that study will need its own
+        prepare (and a new freeze check) again before it evaluates."""
+        runner = self.runner()
+        others = {m: v for m, v in frozen_models(self.wh).items() if v[0].rsplit("-", 1)[0] != self.protocol.name}
+        changed = sorted(n for n in self.prepare_models if n in others and runner.fingerprint(n) != others[n][1])
+        if changed:
+            freezes = ", ".join(sorted({others[n][0] for n in changed}))
+            self.progress.say(
+                f"note: this prepare rebuilds {', '.join(changed)}, which freeze {freezes} covers as built for its "
+                "study (other parameters or inputs): studies in one warehouse share model tables, so that study "
+                "needs `rankhouse study prepare` again before it evaluates (or a warehouse of its own)"
+            )
 
     def _generate(self) -> None:
         """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...)."""

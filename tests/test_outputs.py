@@ -13,6 +13,8 @@ import pytest
 from conftest import TREC
 from test_cli_usage import error_line, rankhouse_in_process
 
+from rankhouse.paths import STUDIES_DIR
+
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -98,3 +100,20 @@ def test_study_run_writes_its_own_folder_and_names_run_files_after_their_systems
     assert parsed(written["runs/a.run"].decode()) == parsed((TREC / "results.test").read_text())
     again = rankhouse_in_process("study", "run", protocol, "--db", tmp_path / "w.duckdb", "--quiet")
     assert again.returncode == 0 and files_under(tmp_path / "out" / "two_runs") == written  # its own: rewritten
+
+
+def test_a_second_study_in_the_warehouse_says_whose_freeze_it_will_need_prepared_again(demo, tmp_path):
+    """Studies in one warehouse share model tables by name: two_runs' prepare rebuilds measure_requests
+    (measures ["AP"]) and the runs' models (other run files), which trec_sample-1 covers; it says so."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(demo / "w.duckdb", db)
+    (tmp_path / "freezes").mkdir()
+    shutil.copy(demo / "freezes" / "trec_sample-1.json", tmp_path / "freezes")
+    done = rankhouse_in_process("study", "prepare", run_protocol(tmp_path), "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    notes = [e["message"] for e in map(json.loads, done.stderr.splitlines()) if e["event"] == "note"]
+    said = [n for n in notes if n.startswith("note: this prepare rebuilds ")]
+    assert len(said) == 1 and "which freeze trec_sample-1 covers" in said[0], notes
+    assert said[0].split("rebuilds ")[1].split(", which")[0] == "measure_requests, run_ranking, runs"
+    status = rankhouse_in_process("study", "status", STUDIES_DIR / "trec_sample.toml", "--db", db).stdout
+    assert "current    trec_sample-1: CHANGED" in status  # what the note warned of, and evaluate refuses
