@@ -148,10 +148,16 @@ class SparkEngine(DuckDBEngine):
         if self._session is None:
             from pyspark.sql import SparkSession
 
+            self._session = SparkSession.getActiveSession()  # one of the process's own (a notebook's, a test's)
+            if self._session is not None:
+                self._owns_session = False
+                return self._session
             builder = SparkSession.builder.master(self.master).appName("rankhouse")
-            builder = builder.config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+            builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            builder = builder.config("spark.sql.session.timeZone", "UTC")
             try:
                 self._session = builder.getOrCreate()
+                self._session.sparkContext.setLogLevel("ERROR")  # its warnings are not the user's business
             except Exception as exc:  # Java missing or too old, a master that does not answer
                 raise RankhouseError(f"cannot start Spark on {self.master}: {str(exc).splitlines()[0]}") from None
         return self._session
@@ -197,13 +203,15 @@ class SparkEngine(DuckDBEngine):
         text = spark_sql(model, sql, self.view)
         folder = self._folder(runner, model.table, runner.fingerprint(model.name))
         try:
-            self.session.sql(text).write.mode("overwrite").parquet(str(folder))
+            rows = self.session.sql(text)
+            rows.write.mode("overwrite").parquet(str(folder))
         except RankhouseError:
             raise
         except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError, ...
             raise ModelError(model.name, f"failed on Spark: {_first_line(exc)}") from None
         self._hand_back(runner, model, sql, folder)
-        self.session.read.parquet(str(folder)).createOrReplaceTempView(self.view(model.table))
+        # the schema given, Spark reads no file to infer it
+        self.session.read.schema(rows.schema).parquet(str(folder)).createOrReplaceTempView(self.view(model.table))
         self._registered[model.table] = runner.fingerprint(model.name)
 
     def _hand_back(self, runner: Runner, model: Model, sql: str, folder: Path) -> None:
