@@ -378,7 +378,10 @@ def run_command(
             )
         if builder.name != "duckdb":
             on_spark = sum(builder.runs_on(project.models[n], project) == builder.name for n in names)
-            sink.say(f"engine {builder.name}: {on_spark} of the {len(names)} model(s) run there, the others in DuckDB")
+            sink.say(
+                f"engine {builder.name}: {on_spark} of the {len(names)} model(s) run there, the others in DuckDB; "
+                "a model built and unchanged is skipped whichever engine built it (--force rebuilds it)"
+            )
             if on_spark:
                 sink.say(f"starting Spark ({master or 'local[*]'})")
                 builder.session  # noqa: B018 - started here, so that the first model's time is its own

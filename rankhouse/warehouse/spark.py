@@ -25,9 +25,11 @@ Spark as a temporary view of its transpiled SQL (DuckDB gets its view too, for t
 
 The Parquet files live in `workdir` (default: `<warehouse>.spark/` beside the file, a temporary folder
 for `:memory:`); on a cluster it must be a folder every executor reads and writes (a shared file system,
-or hdfs:// / s3a:// where DuckDB can reach it too). The fingerprint of a model built on Spark names
-Spark's and sqlglot's versions instead of DuckDB's: switching engines rebuilds the portable models.
-Audits run in DuckDB on the table handed back.
+or hdfs:// / s3a:// where DuckDB can reach it too). A model's fingerprint does not name the engine
+(the parity tests hold the engines to the same rows), so a model built on DuckDB is up to date for a
+Spark run and the other way round (`--force` rebuilds it), a Spark run can read the prepare models a
+study froze on DuckDB, and meta.model_runs' message says `built on spark <version> (<master>, sqlglot
+<version>)` for a model built on Spark. Audits run in DuckDB on the table handed back.
 """
 
 from __future__ import annotations
@@ -76,8 +78,11 @@ def java_available() -> bool:
 
 
 def spark_sql(model: Model, sql: str, view_of) -> str:
-    """The model's rendered SQL in Spark SQL, each `schema.table` it reads renamed by `view_of`; raises
-    ModelError when sqlglot cannot transpile it.
+    """The model's rendered SQL in Spark SQL, each `schema.table` it reads renamed by `view_of`, each
+    division's dividend cast to DOUBLE; raises ModelError when sqlglot cannot transpile it.
+
+    DuckDB's `/` gives a DOUBLE whatever its operands, Spark's a DECIMAL when they are decimals (`1.0 /
+    min(rank)` is 0.166666666667 there, measure_rr), hence the cast, which sqlglot does not add.
 
     Example: spark_sql(model, "SELECT * FROM models.x", lambda ref: ref.replace(".", "__")) gives
     'SELECT * FROM models__x'.
@@ -87,6 +92,8 @@ def spark_sql(model: Model, sql: str, view_of) -> str:
         if isinstance(node, exp.Table) and node.db.lower() in SCHEMAS and isinstance(node.this, exp.Identifier):
             renamed = exp.to_identifier(view_of(f"{node.db}.{node.name}".lower()))
             return exp.Table(this=renamed, alias=node.args.get("alias"))
+        if isinstance(node, exp.Div) and not node.this.is_type(exp.DataType.Type.DOUBLE):
+            node.set("this", exp.cast(node.this, exp.DataType.Type.DOUBLE))
         return node
 
     tree = parse(model, sql).copy().transform(rename)  # parse's tree is cached and shared: a copy
@@ -135,11 +142,14 @@ class SparkEngine(DuckDBEngine):
             return "duckdb"
         return "spark"
 
-    def label(self, model: Model, project: Project) -> str:
-        """Spark's and sqlglot's versions for a model built on Spark, DuckDB's for the others."""
+    def note(self, model: Model, project: Project) -> str | None:
+        """meta.model_runs' message of a model built on Spark: Spark's and sqlglot's versions and the master.
+
+        Example: engine.note(project.models["measure_ap"], project) gives 'built on spark 4.3.0 (local[*], sqlglot 30.4.0)'.
+        """
         if self.runs_on(model, project) == "duckdb":
-            return super().label(model, project)
-        return f"spark {spark_version()} (sqlglot {sqlglot.__version__} from duckdb)"
+            return super().note(model, project)
+        return f"built on spark {spark_version()} ({self.master}, sqlglot {sqlglot.__version__})"
 
     # -- the session and the files ----------------------------------------------------------------
     @property
