@@ -145,7 +145,8 @@ class SparkEngine(DuckDBEngine):
     def note(self, model: Model, project: Project) -> str | None:
         """meta.model_runs' message of a model built on Spark: Spark's and sqlglot's versions and the master.
 
-        Example: engine.note(project.models["measure_ap"], project) gives 'built on spark 4.3.0 (local[*], sqlglot 30.4.0)'.
+        Example: engine.note(project.models["measure_ap"], project) gives
+        'built on spark 4.3.0 (local[*], sqlglot 30.31.0)'.
         """
         if self.runs_on(model, project) == "duckdb":
             return super().note(model, project)
