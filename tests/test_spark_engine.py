@@ -133,6 +133,8 @@ def handed_over(tmp_path, spark):
           group="summary")  # fmt: skip
     model(tmp_path, "broken", "SELECT run_id, jaro_winkler_similarity(run_id, 'x') AS s FROM models.native",
           group="summary")  # fmt: skip
+    model(tmp_path, "spread", "SELECT run_id, quantile_cont(score, 0.025) AS low, 1.0 / count(*) AS share "
+          "FROM raw.runs GROUP BY run_id")  # fmt: skip
     project = Project.load(tmp_path)
     with Warehouse(":memory:") as wh:
         load_run(wh, TREC / "results.test")
@@ -151,6 +153,18 @@ def test_a_duckdb_only_model_is_built_in_duckdb_and_read_by_spark(handed_over):
     assert not rest and run_id == "results.test" and n == len(lines)
     assert math.isclose(total, 3 * sum(lines), rel_tol=1e-12)
     assert list(Path(engine.workdir(runner)).glob("models/native/*/rows.parquet"))  # handed over as Parquet
+
+
+def test_quantiles_and_divisions_are_duckdbs_on_spark(handed_over):
+    # sqlglot writes PERCENTILE_CONT(x, q), which Spark refuses, and Spark divides decimals as decimals
+    import numpy as np
+
+    wh, project, runner, _ = handed_over
+    runner.run(["spread"])
+    scores = [s for docs in read_run(TREC / "results.test").values() for s in docs.values()]
+    [(low, share)] = wh.sql("SELECT low, share FROM models.spread")
+    assert math.isclose(low, float(np.percentile(scores, 2.5)), rel_tol=1e-12)
+    assert share == 1 / len(scores)  # not a decimal rounded to 12 places
 
 
 def test_a_model_spark_rejects_fails_before_anything_is_written(handed_over):

@@ -82,7 +82,9 @@ def spark_sql(model: Model, sql: str, view_of) -> str:
     division's dividend cast to DOUBLE; raises ModelError when sqlglot cannot transpile it.
 
     DuckDB's `/` gives a DOUBLE whatever its operands, Spark's a DECIMAL when they are decimals (`1.0 /
-    min(rank)` is 0.166666666667 there, measure_rr), hence the cast, which sqlglot does not add.
+    min(rank)` is 0.166666666667 there, measure_rr), hence the cast, which sqlglot does not add. DuckDB's
+    `quantile_cont(x, q)` becomes Spark's `percentile(x, q)` (the same linear interpolation between the
+    two nearest order statistics): sqlglot writes `PERCENTILE_CONT(x, q)`, which Spark refuses.
 
     Example: spark_sql(model, "SELECT * FROM models.x", lambda ref: ref.replace(".", "__")) gives
     'SELECT * FROM models__x'.
@@ -94,6 +96,8 @@ def spark_sql(model: Model, sql: str, view_of) -> str:
             return exp.Table(this=renamed, alias=node.args.get("alias"))
         if isinstance(node, exp.Div) and not node.this.is_type(exp.DataType.Type.DOUBLE):
             node.set("this", exp.cast(node.this, exp.DataType.Type.DOUBLE))
+        if isinstance(node, exp.PercentileCont) and node.expression is not None and not node.args.get("order"):
+            return exp.Quantile(this=node.this, quantile=node.expression)  # Spark's percentile(x, q)
         return node
 
     tree = parse(model, sql).copy().transform(rename)  # parse's tree is cached and shared: a copy
@@ -123,11 +127,13 @@ class SparkEngine(DuckDBEngine):
                 raise RankhouseError("--engine spark needs Java 17 or 21 (JAVA_HOME or java on PATH); none found")
         self.master = master
         self._workdir = Path(workdir) if workdir is not None else None
-        self._own_tmp: str | None = None
+        self._own_tmp: list[str] = []  # temporary work folders (in-memory warehouses), removed by close
         self._session = session
         self._owns_session = session is None
         self.prefix = f"rh{next(_ENGINES)}_"
         self._registered: dict[str, str] = {}  # schema.table -> the key (version) of what its view holds
+        self._warehouse: object | None = None  # the warehouse the views hold rows of
+        self._given_workdir = self._workdir is not None
 
     # -- where models run, and their fingerprints -------------------------------------------------
     def runs_on(self, model: Model, project: Project) -> str:
@@ -168,7 +174,8 @@ class SparkEngine(DuckDBEngine):
             builder = builder.config("spark.sql.session.timeZone", "UTC")
             try:
                 self._session = builder.getOrCreate()
-                self._session.sparkContext.setLogLevel("ERROR")  # its warnings are not the user's business
+                # a failing model is one `error:` line (ModelError), not Spark's log of the Java stack trace
+                self._session.sparkContext.setLogLevel("OFF")
             except Exception as exc:  # Java missing or too old, a master that does not answer
                 raise RankhouseError(f"cannot start Spark on {self.master}: {str(exc).splitlines()[0]}") from None
         return self._session
@@ -178,8 +185,8 @@ class SparkEngine(DuckDBEngine):
         for an in-memory warehouse)."""
         if self._workdir is None:
             if runner.wh.path == MEMORY:
-                self._own_tmp = tempfile.mkdtemp(prefix="rankhouse-spark-")
-                self._workdir = Path(self._own_tmp)
+                self._own_tmp.append(tempfile.mkdtemp(prefix="rankhouse-spark-"))
+                self._workdir = Path(self._own_tmp[-1])
             else:
                 self._workdir = Path(runner.wh.path + ".spark")
         self._workdir.mkdir(parents=True, exist_ok=True)
@@ -193,6 +200,15 @@ class SparkEngine(DuckDBEngine):
         schema, table = ref.split(".", 1)
         return f"{self.prefix}{schema}__{table}"
 
+    def _bind(self, runner: Runner) -> None:
+        """Serve `runner`'s warehouse: the views and (unless given) the work folder of another warehouse
+        the engine served before are forgotten, as their keys (fingerprints) may be the same."""
+        if self._warehouse is not runner.wh:
+            self._warehouse = runner.wh
+            self._registered.clear()
+            if not self._given_workdir:
+                self._workdir = None
+
     def _folder(self, runner: Runner, ref: str, key: str) -> Path:
         """A fresh folder for a version of `ref`'s rows (earlier versions removed)."""
         base = self.workdir(runner) / ref.replace(".", "/")
@@ -205,6 +221,7 @@ class SparkEngine(DuckDBEngine):
     def create(self, runner: Runner, model: Model, sql: str) -> None:
         """Build the model on its engine: in DuckDB (a DuckDB-only model, and every view, which is only
         a definition there) and, for a portable model, on Spark, its rows handed back as its table."""
+        self._bind(runner)
         self._registered.pop(model.table, None)
         if self.runs_on(model, runner.project) == "duckdb" or model.materialized == "view":
             super().create(runner, model, sql)
@@ -286,9 +303,9 @@ class SparkEngine(DuckDBEngine):
         if self._owns_session and self._session is not None:
             self._session.stop()
             self._session = None
-        if self._own_tmp:
-            shutil.rmtree(self._own_tmp, ignore_errors=True)
-            self._own_tmp = None
+        for folder in self._own_tmp:
+            shutil.rmtree(folder, ignore_errors=True)
+        self._own_tmp = []
 
 
 def _first_line(exc: BaseException) -> str:
