@@ -10,10 +10,13 @@ import typer
 from rankhouse.cli.common import (
     DEFAULT,
     DbOption,
+    EngineOption,
     JsonOption,
     LabelsOption,
+    MasterOption,
     QuietOption,
     choose,
+    open_engine,
     parse_params,
     progress_sink,
     say,
@@ -333,8 +336,15 @@ def run_command(
     labels: LabelsOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
 ) -> None:
     """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures
+
+    With `--engine spark [--master URL]` the portable models are computed on Apache Spark and handed back
+    to the warehouse, which stays the catalog (rankhouse/warehouse/spark.py); models marked `dialect:
+    duckdb`, those calling Python functions and those reading labels are built in DuckDB. Example:
+    rankhouse run --engine spark --master local[2] -s +run_measures
 
     Only the models whose inputs the warehouse holds are built (rankhouse/warehouse/scope.py): the
     source tables a model reads, itself or through the models it reads (raw.* inputs, gate.* labels),
@@ -350,10 +360,11 @@ def run_command(
     params = parse_params(param)
     project = Project.load(params=params)
     names = project.select(select)
+    builder = open_engine(engine, master)  # refused here, before the warehouse is opened
     with Warehouse(db, labels) as wh:
         # the scope opens the labels gate where a model in it reads labels
         names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
-        runner = Runner(wh, project, params)
+        runner = Runner(wh, project, params, engine=builder)
         names, frozen = _keep_frozen(runner, names, project.named(select))
         skipped = [*skipped, *frozen]
         sink.say(f"running {len(names)} model(s) on {db}")
@@ -365,7 +376,19 @@ def run_command(
                 f"note: this warehouse holds study {', '.join(studies)}; models are built with their defaults and "
                 "-p, not a protocol's parameters (`rankhouse study prepare PROTOCOL` builds a study's own)"
             )
-        results = runner.run(names, force=force, progress=sink)
+        if builder.name != "duckdb":
+            on_spark = sum(builder.runs_on(project.models[n], project) == builder.name for n in names)
+            sink.say(
+                f"engine {builder.name}: {on_spark} of the {len(names)} model(s) run there, the others in DuckDB; "
+                "a model built and unchanged is skipped whichever engine built it (--force rebuilds it)"
+            )
+            if on_spark:
+                sink.say(f"starting Spark ({master or 'local[*]'})")
+                builder.session  # noqa: B018 - started here, so that the first model's time is its own
+        try:
+            results = runner.run(names, force=force, progress=sink)
+        finally:
+            builder.close()
     built = sum(r.status == "built" for r in results)
     left = sum(len(group.models) for group in skipped)
     sink.say(f"done: {built} built, {len(results) - built} skipped" + (f", {left} not in scope" if left else ""))

@@ -84,13 +84,47 @@ def definition_sha256(wh: Warehouse, model: Model) -> str | None:
     return hashlib.sha256(rows[0][0].encode()).hexdigest() if rows else None
 
 
-class Runner:
-    """Builds models of a project into a warehouse with the given parameters."""
+class DuckDBEngine:
+    """Where models are computed: in the warehouse's own DuckDB connection (the default engine).
+    Another engine (rankhouse/warehouse/spark.py) computes some models elsewhere and hands their rows
+    back, so that the DuckDB file stays the catalog of record either way.
 
-    def __init__(self, wh: Warehouse, project: Project, params: dict | None = None) -> None:
+    Example: Runner(wh, project, params, engine=DuckDBEngine()).run(names)
+    """
+
+    name = "duckdb"
+
+    def runs_on(self, model: Model, project: Project) -> str:
+        """The engine that builds `model` of `project` here: always DuckDB.
+
+        >>> DuckDBEngine().runs_on(Project.load().models["run_measures"], Project.load())
+        'duckdb'
+        """
+        return "duckdb"
+
+    def note(self, model: Model, project: Project) -> str | None:
+        """What meta.model_runs' message says of a build: nothing for DuckDB, the default."""
+        return None
+
+    def create(self, runner: Runner, model: Model, sql: str) -> None:
+        """Create the model's table or view in the warehouse (inside the runner's transaction)."""
+        runner.create(model, sql)
+
+    def close(self) -> None:
+        """Release what the engine holds (nothing for DuckDB)."""
+
+
+class Runner:
+    """Builds models of a project into a warehouse with the given parameters, on an engine (DuckDB by
+    default; `SparkEngine` for `rankhouse run --engine spark`)."""
+
+    def __init__(
+        self, wh: Warehouse, project: Project, params: dict | None = None, engine: DuckDBEngine | None = None
+    ) -> None:
         self.wh = wh
         self.project = project
         self.params = params or {}
+        self.engine = engine or DuckDBEngine()
         self._fingerprints: dict[str, str] = {}
         self._functions_checked = False  # user_functions, once per runner: a model defines none
         unknown = set(self.params) - {k for m in project.models.values() for k in m.parameters}
@@ -99,7 +133,9 @@ class Runner:
 
     def fingerprint(self, name: str) -> str:
         """SHA-256 over canonical SQL, version, materialisation, parameters, parents' fingerprints, source
-        data and DuckDB version."""
+        data and DuckDB version. Not the engine: a model gives the same rows on DuckDB and on Spark
+        (tests/test_spark_engine.py), so a model built on one is up to date on the other (`--force`
+        rebuilds it), and a freeze verifies whichever engine built its models."""
         if name not in self._fingerprints:
             model = self.project.models[name]
             tree = parse(model, render(model, self.params))
@@ -223,7 +259,7 @@ class Runner:
         try:
             with self.wh.transaction():
                 self._drop_other_kind(model)
-                self.create(model, sql)
+                self.engine.create(self, model, sql)
                 describe(self.wh, model)  # comments from its header and the column glossary
                 rows = self._rows(model)
                 self.wh.sql("DELETE FROM meta.model_objects WHERE model = ?", [model.name])
@@ -238,8 +274,8 @@ class Runner:
                     if bad:
                         raise AuditError(model.name, str(audit), bad, columns)
                 seconds = time.perf_counter() - start
-                self._log(model.name, fingerprint, "built", rows, seconds, None)
-        except AuditError as exc:
+                self._log(model.name, fingerprint, "built", rows, seconds, self.engine.note(model, self.project))
+        except (AuditError, ModelError) as exc:  # a ModelError here: the engine failed (Spark)
             self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
             raise
         except duckdb.Error as exc:

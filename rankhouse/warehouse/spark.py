@@ -1,0 +1,314 @@
+"""Running portable models on Apache Spark, the DuckDB warehouse staying the catalog of record.
+
+`rankhouse run --engine spark [--master URL]` builds each portable model in a SparkSession (local[*] by
+default, or any master URL: a standalone cluster, YARN, k8s): its rendered SQL is transpiled by sqlglot
+from DuckDB's dialect to Spark SQL and run there; its rows are written to Parquet and read back into
+the warehouse as the model's table, so that meta.model_runs, fingerprints, comments, audits, freezes and
+the gate work as they do on DuckDB. The rows travel as Parquet both ways:
+
+- the tables a Spark model reads and Spark does not hold yet (raw.* inputs, models built by DuckDB) are
+  exported from the warehouse with DuckDB's COPY (through Warehouse.files: the warehouse's own
+  connection writes no file) and registered as Spark temporary views;
+- a model built on Spark is registered as a view over its own Parquet output for the models after it.
+
+Names. Spark's temporary views cannot be schema-qualified, and creating databases `raw` and `models`
+would write into a cluster's shared metastore, so every `schema.table` a model reads is renamed in the
+transpiled SQL to the view `rh<n>_<schema>__<table>` (n numbers the engines of a process, so that two
+warehouses can share one SparkSession): `models.judged_ranking` is read as `rh1_models__judged_ranking`.
+
+What runs on DuckDB (`runs_on`): a model whose header says `dialect: duckdb: <reason>` (vectors,
+list lambdas, ordered list aggregates, max_by with a count), a model that calls a Python function of
+the registry (rankhouse/functions.py) and a model that reads the labels (gate.*): the labels file is
+opened by DuckDB's gate only, and a staging copy of the labels is in the warehouse anyway. Such a model
+is built in DuckDB and handed to Spark as Parquet when a Spark model reads it. A view model runs on
+Spark as a temporary view of its transpiled SQL (DuckDB gets its view too, for the catalog).
+
+The Parquet files live in `workdir` (default: `<warehouse>.spark/` beside the file, a temporary folder
+for `:memory:`); on a cluster it must be a folder every executor reads and writes (a shared file system,
+or hdfs:// / s3a:// where DuckDB can reach it too). A model's fingerprint does not name the engine
+(the parity tests hold the engines to the same rows), so a model built on DuckDB is up to date for a
+Spark run and the other way round (`--force` rebuilds it), a Spark run can read the prepare models a
+study froze on DuckDB, and meta.model_runs' message says `built on spark <version> (<master>, sqlglot
+<version>)` for a model built on Spark. Audits run in DuckDB on the table handed back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from rankhouse.errors import ModelError, RankhouseError
+from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.connection import MEMORY
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import parse, render
+from rankhouse.warehouse.runner import DuckDBEngine, Runner, source_versions
+
+DEFAULT_MASTER = "local[*]"
+SCHEMAS = ("raw", "models", "gate")
+_ENGINES = itertools.count(1)
+
+
+def spark_version() -> str | None:
+    """The installed pyspark's version, or None when pyspark is not installed.
+
+    >>> spark_version() is None or spark_version() >= "4.1"
+    True
+    """
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    return pyspark.__version__
+
+
+def java_available() -> bool:
+    """Whether a Java runtime is reachable (JAVA_HOME or `java` on PATH), which Spark needs."""
+    import os
+
+    home = os.environ.get("JAVA_HOME")
+    return bool((home and Path(home, "bin", "java").exists()) or shutil.which("java"))
+
+
+def spark_sql(model: Model, sql: str, view_of) -> str:
+    """The model's rendered SQL in Spark SQL, each `schema.table` it reads renamed by `view_of`, each
+    division's dividend cast to DOUBLE; raises ModelError when sqlglot cannot transpile it.
+
+    DuckDB's `/` gives a DOUBLE whatever its operands, Spark's a DECIMAL when they are decimals (`1.0 /
+    min(rank)` is 0.166666666667 there, measure_rr), hence the cast, which sqlglot does not add. DuckDB's
+    `quantile_cont(x, q)` becomes Spark's `percentile(x, q)` (the same linear interpolation between the
+    two nearest order statistics): sqlglot writes `PERCENTILE_CONT(x, q)`, which Spark refuses.
+
+    Example: spark_sql(model, "SELECT * FROM models.x", lambda ref: ref.replace(".", "__")) gives
+    'SELECT * FROM models__x'.
+    """
+
+    def rename(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and node.db.lower() in SCHEMAS and isinstance(node.this, exp.Identifier):
+            renamed = exp.to_identifier(view_of(f"{node.db}.{node.name}".lower()))
+            return exp.Table(this=renamed, alias=node.args.get("alias"))
+        if isinstance(node, exp.Div) and not node.this.is_type(exp.DataType.Type.DOUBLE):
+            node.set("this", exp.cast(node.this, exp.DataType.Type.DOUBLE))
+        if isinstance(node, exp.PercentileCont) and node.expression is not None and not node.args.get("order"):
+            return exp.Quantile(this=node.this, quantile=node.expression)  # Spark's percentile(x, q)
+        return node
+
+    tree = parse(model, sql).copy().transform(rename)  # parse's tree is cached and shared: a copy
+    try:
+        return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
+    except sqlglot.errors.SqlglotError as exc:
+        raise ModelError(model.name, f"sqlglot cannot transpile it to Spark SQL: {exc}") from None
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+class SparkEngine(DuckDBEngine):
+    """Builds the portable models of a run on Spark and hands their rows back to the warehouse.
+
+    Example: Runner(wh, project, params, engine=SparkEngine("local[2]")).run(project.select("+run_measures"))
+    """
+
+    name = "spark"
+
+    def __init__(self, master: str = DEFAULT_MASTER, workdir: str | Path | None = None, session=None) -> None:
+        if session is None:
+            if spark_version() is None:
+                raise RankhouseError("--engine spark needs pyspark: pip install 'rankhouse[spark]' (and Java 17)")
+            if not java_available():
+                raise RankhouseError("--engine spark needs Java 17 or 21 (JAVA_HOME or java on PATH); none found")
+        self.master = master
+        self._workdir = Path(workdir) if workdir is not None else None
+        self._own_tmp: list[str] = []  # temporary work folders (in-memory warehouses), removed by close
+        self._session = session
+        self._owns_session = session is None
+        self.prefix = f"rh{next(_ENGINES)}_"
+        self._registered: dict[str, str] = {}  # schema.table -> the key (version) of what its view holds
+        self._warehouse: object | None = None  # the warehouse the views hold rows of
+        self._given_workdir = self._workdir is not None
+
+    # -- where models run, and their fingerprints -------------------------------------------------
+    def runs_on(self, model: Model, project: Project) -> str:
+        """`duckdb` for a model marked `dialect: duckdb`, calling a Python function or reading labels;
+        `spark` otherwise.
+
+        Example: SparkEngine().runs_on(project.models["measure_ap"], project) gives 'spark'.
+        """
+        if (model.dialect or "").lower().startswith("duckdb") or model.functions:
+            return "duckdb"
+        if any(ref.startswith("gate.") for ref in project.references[model.name]):
+            return "duckdb"
+        return "spark"
+
+    def note(self, model: Model, project: Project) -> str | None:
+        """meta.model_runs' message of a model built on Spark: Spark's and sqlglot's versions and the master.
+
+        Example: engine.note(project.models["measure_ap"], project) gives
+        'built on spark 4.3.0 (local[*], sqlglot 30.31.0)'.
+        """
+        if self.runs_on(model, project) == "duckdb":
+            return super().note(model, project)
+        return f"built on spark {spark_version()} ({self.master}, sqlglot {sqlglot.__version__})"
+
+    # -- the session and the files ----------------------------------------------------------------
+    @property
+    def session(self):
+        """The SparkSession, started on first use (a few seconds: a JVM)."""
+        if self._session is None:
+            from pyspark.sql import SparkSession
+
+            self._session = SparkSession.getActiveSession()  # one of the process's own (a notebook's, a test's)
+            if self._session is not None:
+                self._owns_session = False
+                return self._session
+            builder = SparkSession.builder.master(self.master).appName("rankhouse")
+            builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            builder = builder.config("spark.sql.session.timeZone", "UTC")
+            try:
+                self._session = builder.getOrCreate()
+                # a failing model is one `error:` line (ModelError), not Spark's log of the Java stack trace
+                self._session.sparkContext.setLogLevel("OFF")
+            except Exception as exc:  # Java missing or too old, a master that does not answer
+                raise RankhouseError(f"cannot start Spark on {self.master}: {str(exc).splitlines()[0]}") from None
+        return self._session
+
+    def workdir(self, runner: Runner) -> Path:
+        """The folder of the Parquet files: the one given, else `<warehouse>.spark/` (a temporary one
+        for an in-memory warehouse)."""
+        if self._workdir is None:
+            if runner.wh.path == MEMORY:
+                self._own_tmp.append(tempfile.mkdtemp(prefix="rankhouse-spark-"))
+                self._workdir = Path(self._own_tmp[-1])
+            else:
+                self._workdir = Path(runner.wh.path + ".spark")
+        self._workdir.mkdir(parents=True, exist_ok=True)
+        return self._workdir
+
+    def view(self, ref: str) -> str:
+        """The Spark view that holds `schema.table`.
+
+        Example: engine.view("models.judged_ranking") gives 'rh1_models__judged_ranking'.
+        """
+        schema, table = ref.split(".", 1)
+        return f"{self.prefix}{schema}__{table}"
+
+    def _bind(self, runner: Runner) -> None:
+        """Serve `runner`'s warehouse: the views and (unless given) the work folder of another warehouse
+        the engine served before are forgotten, as their keys (fingerprints) may be the same."""
+        if self._warehouse is not runner.wh:
+            self._warehouse = runner.wh
+            self._registered.clear()
+            if not self._given_workdir:
+                self._workdir = None
+
+    def _folder(self, runner: Runner, ref: str, key: str) -> Path:
+        """A fresh folder for a version of `ref`'s rows (earlier versions removed)."""
+        base = self.workdir(runner) / ref.replace(".", "/")
+        shutil.rmtree(base, ignore_errors=True)
+        folder = base / hashlib.sha256(key.encode()).hexdigest()[:16]
+        folder.mkdir(parents=True)
+        return folder
+
+    # -- building ---------------------------------------------------------------------------------
+    def create(self, runner: Runner, model: Model, sql: str) -> None:
+        """Build the model on its engine: in DuckDB (a DuckDB-only model, and every view, which is only
+        a definition there) and, for a portable model, on Spark, its rows handed back as its table."""
+        self._bind(runner)
+        self._registered.pop(model.table, None)
+        if self.runs_on(model, runner.project) == "duckdb" or model.materialized == "view":
+            super().create(runner, model, sql)
+            return
+        for ref in sorted(runner.project.references[model.name]):
+            self._register(runner, ref)
+        text = spark_sql(model, sql, self.view)
+        folder = self._folder(runner, model.table, runner.fingerprint(model.name))
+        try:
+            rows = self.session.sql(text)
+            rows.write.mode("overwrite").parquet(str(folder))
+        except RankhouseError:
+            raise
+        except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError, ...
+            raise ModelError(model.name, f"failed on Spark: {_first_line(exc)}") from None
+        self._hand_back(runner, model, sql, folder)
+        # the schema given, Spark reads no file to infer it
+        self.session.read.schema(rows.schema).parquet(str(folder)).createOrReplaceTempView(self.view(model.table))
+        self._registered[model.table] = runner.fingerprint(model.name)
+
+    def _hand_back(self, runner: Runner, model: Model, sql: str, folder: Path) -> None:
+        """Read the model's Parquet output into its table, each column cast to the type DuckDB gives
+        it (so that the catalog's types do not depend on the engine)."""
+        wh = runner.wh
+        described = wh.sql(f"DESCRIBE {sql}")
+        reader = wh.files.sql(
+            f"SELECT * FROM read_parquet('{_quote(str(folder))}/*.parquet', union_by_name = false)"
+        ).to_arrow_reader(1 << 17)
+        columns = reader.schema.names
+        if len(columns) != len(described):
+            raise ModelError(model.name, f"Spark gave {len(columns)} columns, DuckDB's SQL {len(described)}")
+        casts = ", ".join(
+            f'CAST("{spark.replace(chr(34), chr(34) * 2)}" AS {row[1]}) AS "{row[0].replace(chr(34), chr(34) * 2)}"'
+            for spark, row in zip(columns, described)
+        )
+        wh.con.register("rh_spark_rows", reader)
+        try:
+            wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS SELECT {casts} FROM rh_spark_rows")
+        finally:
+            wh.con.unregister("rh_spark_rows")
+
+    def _register(self, runner: Runner, ref: str) -> None:
+        """Make `ref` readable on Spark as its view: a portable view model as a view of its transpiled
+        SQL, any other table (an input, a model built by DuckDB or before this run) exported to Parquet."""
+        schema, table = ref.split(".", 1)
+        model = runner.project.models.get(table) if schema == "models" else None
+        if model is not None:
+            key = runner.fingerprint(table)
+        else:
+            key = json.dumps(source_versions(runner.wh, {ref}), sort_keys=True)
+        if self._registered.get(ref) == key:
+            return
+        if model is not None and model.materialized == "view" and self.runs_on(model, runner.project) == "spark":
+            for parent in sorted(runner.project.references[table]):
+                self._register(runner, parent)
+            text = spark_sql(model, render(model, runner.params), self.view)
+            try:
+                self.session.sql(text).createOrReplaceTempView(self.view(ref))
+            except Exception as exc:
+                raise ModelError(table, f"failed on Spark (as a view): {_first_line(exc)}") from None
+        else:
+            folder = self._folder(runner, ref, key)
+            self._export(runner, ref, folder / "rows.parquet")
+            self.session.read.parquet(str(folder)).createOrReplaceTempView(self.view(ref))
+        self._registered[ref] = key
+
+    def _export(self, runner: Runner, ref: str, path: Path) -> None:
+        """Write the warehouse's `ref` to a Parquet file with DuckDB's COPY (through Warehouse.files)."""
+        wh = runner.wh
+        reader = wh.con.sql(f"SELECT * FROM {ref}").to_arrow_reader(1 << 17)
+        wh.files.register("rh_spark_export", reader)
+        try:
+            wh.files.execute(f"COPY rh_spark_export TO '{_quote(str(path))}' (FORMAT parquet)")
+        finally:
+            wh.files.unregister("rh_spark_export")
+
+    def close(self) -> None:
+        """Stop the SparkSession the engine started, and remove a temporary work folder."""
+        if self._owns_session and self._session is not None:
+            self._session.stop()
+            self._session = None
+        for folder in self._own_tmp:
+            shutil.rmtree(folder, ignore_errors=True)
+        self._own_tmp = []
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message, its first line (a Java stack trace follows Spark's)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

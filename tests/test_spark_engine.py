@@ -1,0 +1,195 @@
+"""Engine parity: the metrics models give the same rows on Spark (rankhouse/warehouse/spark.py) as on DuckDB.
+
+On trec_eval's sample (two runs, qrels.test) every metrics model is built twice, once in DuckDB and once
+with `--engine spark` in a second warehouse; DuckDB's rows are the oracle for Spark's: the same rows,
+exactly for integers and strings, within 1e-12 relative for doubles. One SparkSession (local[2]) serves
+the whole test session; the module is skipped without pyspark or Java.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import TREC, read_run
+from test_dag import model
+
+pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
+
+from rankhouse.errors import ModelError  # noqa: E402
+from rankhouse.evaluation import load_inputs  # noqa: E402
+from rankhouse.loaders import load_run  # noqa: E402
+from rankhouse.warehouse import Warehouse  # noqa: E402
+from rankhouse.warehouse.dag import Project  # noqa: E402
+from rankhouse.warehouse.runner import Runner  # noqa: E402
+from rankhouse.warehouse.spark import SparkEngine, java_available  # noqa: E402
+
+if not java_available():
+    pytest.skip("Spark needs Java 17 or 21 (JAVA_HOME or java on PATH)", allow_module_level=True)
+
+# Every family of models/metrics/ (relevant_counts needs a measure with its own rel=, measure_ap GMAP).
+MEASURES = ["AP", "AP@10", "AP(rel=1)", "GMAP", "nDCG", "nDCG@10", "nDCG_exp@10", "P@5", "P@10", "P(rel=1)@5",
+            "R@100", "R(rel=1)@100", "RR", "Rprec", "Bpref", "Success@10", "IPrec@0.5", "ERR@10", "Judged@10",
+            "NumRet", "NumRel", "NumRelRet", "NumQ"]  # fmt: skip
+PARAMS = {"measures": MEASURES}
+METRICS = sorted(name for name, m in Project.load().models.items() if m.group == "metrics")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The test session's one SparkSession: local[2], small shuffles, no UI."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("rankhouse-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def trec_sample(wh: Warehouse) -> None:
+    """trec_eval's sample runs and qrels, loaded and the gate opened (as `rankhouse eval` does)."""
+    load_inputs(wh, TREC / "qrels.test", [TREC / "results.test", TREC / "results.trunc"])
+    wh.open_gate()
+
+
+@pytest.fixture(scope="module")
+def built(spark):
+    """(DuckDB's warehouse, Spark's warehouse, the Spark engine): +run_measures built in each, in Spark's
+    warehouse the staging models by DuckDB (handed to Spark as Parquet) and the metrics models by Spark."""
+    project = Project.load(params=PARAMS)
+    names = project.select("+run_measures")
+    staging = [n for n in names if project.models[n].group == "staging"]
+    with Warehouse(":memory:") as duck, Warehouse(":memory:") as sparked:
+        trec_sample(duck)
+        trec_sample(sparked)
+        Runner(duck, project, PARAMS).run(names)
+        Runner(sparked, project, PARAMS).run(staging)
+        engine = SparkEngine(session=spark)
+        Runner(sparked, project, PARAMS, engine=engine).run([n for n in names if n not in staging])
+        yield duck, sparked, engine
+        engine.close()
+
+
+def rows(wh: Warehouse, name: str) -> tuple[list[tuple[str, str]], list[tuple]]:
+    """A model's (column, type) pairs and its rows in the order of its grain."""
+    grain = ", ".join(Project.load().models[name].grain)
+    types = wh.sql(f"SELECT column_name, column_type FROM (DESCRIBE models.{name})")
+    return types, wh.sql(f"SELECT * FROM models.{name} ORDER BY {grain}")
+
+
+def same(a: object, b: object) -> bool:
+    """Equal: doubles within 1e-12 relative (NaN equal to NaN), anything else exactly."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_metrics_model_gives_the_same_rows_on_spark(built, name):
+    duck, sparked, _ = built
+    duck_types, expected = rows(duck, name)
+    spark_types, got = rows(sparked, name)
+    assert spark_types == duck_types
+    assert expected, f"{name} has no rows on the sample: the comparison would prove nothing"
+    assert len(got) == len(expected)
+    for want, have in zip(expected, got):
+        assert all(same(a, b) for a, b in zip(want, have)), (name, want, have)
+
+
+def test_the_metrics_models_ran_on_spark_and_the_labels_in_duckdb(built):
+    duck, sparked, engine = built
+    project = Project.load(params=PARAMS)
+    assert {engine.runs_on(project.models[n], project) for n in METRICS} == {"spark"}
+    assert engine.runs_on(project.models["qrels"], project) == "duckdb"  # it reads gate.*
+
+    def logged(wh, name):
+        return wh.sql("SELECT fingerprint, message FROM meta.model_runs WHERE model = ? AND status = 'built'", [name])
+
+    [(duck_fingerprint, duck_note)] = logged(duck, "measure_ap")
+    [(spark_fingerprint, spark_note)] = logged(sparked, "measure_ap")
+    assert duck_fingerprint == spark_fingerprint and duck_note is None  # the engine is no part of it
+    assert spark_note.startswith("built on spark 4.")
+    assert logged(sparked, "qrels_judgments")[0][1] is None  # built by DuckDB
+    exported = {p.parent.parent.name for p in engine.workdir(None).glob("*/*/*/*.parquet")}
+    assert {"qrels_judgments", "measure_ap", "run_measures"} <= exported
+
+
+@pytest.fixture
+def handed_over(tmp_path, spark):
+    """A DuckDB-only model (list_dot_product) and a portable model reading it, on results.test."""
+    model(tmp_path, "native", "SELECT run_id, docno, list_dot_product([1.0, 2.0], [score, score]) AS x FROM raw.runs",
+          grain="run_id, docno", audits="not_null(x)", extra="-- dialect: duckdb: list_dot_product")  # fmt: skip
+    model(tmp_path, "totals", "SELECT run_id, count(*) AS n, sum(x) AS total FROM models.native GROUP BY run_id",
+          group="summary")  # fmt: skip
+    model(tmp_path, "broken", "SELECT run_id, jaro_winkler_similarity(run_id, 'x') AS s FROM models.native",
+          group="summary")  # fmt: skip
+    model(tmp_path, "spread", "SELECT run_id, quantile_cont(score, 0.025) AS low, 1.0 / count(*) AS share "
+          "FROM raw.runs GROUP BY run_id")  # fmt: skip
+    project = Project.load(tmp_path)
+    with Warehouse(":memory:") as wh:
+        load_run(wh, TREC / "results.test")
+        engine = SparkEngine(session=spark)
+        yield wh, project, Runner(wh, project, engine=engine), engine
+        engine.close()
+
+
+def test_a_duckdb_only_model_is_built_in_duckdb_and_read_by_spark(handed_over):
+    wh, project, runner, engine = handed_over
+    assert [engine.runs_on(project.models[n], project) for n in ("native", "totals")] == ["duckdb", "spark"]
+    runner.run(project.select("+totals"))
+    scores = read_run(TREC / "results.test")
+    lines = [score for docs in scores.values() for score in docs.values()]
+    (run_id, n, total), *rest = wh.sql("SELECT run_id, n, total FROM models.totals")
+    assert not rest and run_id == "results.test" and n == len(lines)
+    assert math.isclose(total, 3 * sum(lines), rel_tol=1e-12)
+    assert list(Path(engine.workdir(runner)).glob("models/native/*/rows.parquet"))  # handed over as Parquet
+
+
+def test_quantiles_and_divisions_are_duckdbs_on_spark(handed_over):
+    # sqlglot writes PERCENTILE_CONT(x, q), which Spark refuses, and Spark divides decimals as decimals
+    import numpy as np
+
+    wh, project, runner, _ = handed_over
+    runner.run(["spread"])
+    scores = [s for docs in read_run(TREC / "results.test").values() for s in docs.values()]
+    [(low, share)] = wh.sql("SELECT low, share FROM models.spread")
+    assert math.isclose(low, float(np.percentile(scores, 2.5)), rel_tol=1e-12)
+    assert share == 1 / len(scores)  # not a decimal rounded to 12 places
+
+
+def test_a_model_spark_rejects_fails_before_anything_is_written(handed_over):
+    wh, project, runner, _ = handed_over
+    with pytest.raises(ModelError, match="broken: failed on Spark"):
+        runner.run(project.select("+broken"))
+    assert wh.sql("SELECT status FROM meta.model_runs WHERE model = 'broken'") == [("failed",)]
+    assert not wh.table_exists("models.broken")
+
+
+def test_run_engine_spark_from_the_command_line(tmp_path, spark, capsys):
+    from rankhouse.cli import run
+
+    db = str(tmp_path / "w.duckdb")
+    assert run(["run", "--master", "local[2]", "--db", db]) == 2  # --master needs --engine spark
+    assert not Path(db).exists()  # refused before the warehouse was opened
+    assert run(["load", "qrels", str(TREC / "qrels.test"), "--db", db]) == 0
+    assert run(["load", "run", str(TREC / "results.trunc"), "--db", db]) == 0
+    capsys.readouterr()
+    assert run(["run", "--engine", "spark", "--master", "local[2]", "-s", "+retrieved_counts", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "engine spark" in err
+    with Warehouse(db, read_only=True) as wh:
+        counted = dict(wh.sql("SELECT query, num_ret FROM models.retrieved_counts"))
+        statuses = dict(wh.sql("SELECT model, status FROM meta.model_runs"))
+    assert counted == {qid: len(docs) for qid, docs in read_run(TREC / "results.trunc").items()}
+    assert statuses["retrieved_counts"] == "built"
+    assert (tmp_path / "w.duckdb.spark" / "models" / "retrieved_counts").is_dir()
