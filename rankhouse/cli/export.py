@@ -47,6 +47,7 @@ from rankhouse.errors import RankhouseError
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.runner import definition_sha256
 
 FORMATS = ("parquet", "csv")
@@ -150,8 +151,8 @@ def write_model(wh: Warehouse, model: Model, path: Path, output_format: str) -> 
     reader = wh.con.sql(ordered_rows(wh, model)).to_arrow_reader(BATCH_ROWS)
     wh.files.register("rh_export_rows", reader)
     try:
-        quoted = str(path).replace("'", "''")
-        copied = wh.files.execute(f"COPY rh_export_rows TO '{quoted}' ({COPY_OPTIONS[output_format]})").fetchall()
+        copy = f"COPY rh_export_rows TO {literal(str(path))} ({COPY_OPTIONS[output_format]})"
+        copied = wh.files.execute(copy).fetchall()
     finally:
         wh.files.unregister("rh_export_rows")
     return int(copied[0][0])

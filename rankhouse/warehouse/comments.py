@@ -5,15 +5,7 @@ from __future__ import annotations
 
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.connection import MEMORY, Warehouse
-
-
-def literal(text: str) -> str:
-    """A SQL string literal.
-
-    >>> literal("the query's id")
-    "'the query''s id'"
-    """
-    return "'" + text.replace("'", "''") + "'"
+from rankhouse.warehouse.render import literal
 
 
 def describe(wh: Warehouse, model: Model) -> None:

@@ -48,7 +48,7 @@ from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.connection import MEMORY
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.render import parse, render
+from rankhouse.warehouse.render import literal, parse, render
 from rankhouse.warehouse.runner import DuckDBEngine, Runner, source_versions
 
 DEFAULT_MASTER = "local[*]"
@@ -105,10 +105,6 @@ def spark_sql(model: Model, sql: str, view_of) -> str:
         return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.SqlglotError as exc:
         raise ModelError(model.name, f"sqlglot cannot transpile it to Spark SQL: {exc}") from None
-
-
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
 
 
 class SparkEngine(DuckDBEngine):
@@ -248,7 +244,7 @@ class SparkEngine(DuckDBEngine):
         wh = runner.wh
         described = wh.sql(f"DESCRIBE {sql}")
         reader = wh.files.sql(
-            f"SELECT * FROM read_parquet('{_quote(str(folder))}/*.parquet', union_by_name = false)"
+            f"SELECT * FROM read_parquet({literal(f'{folder}/*.parquet')}, union_by_name = false)"
         ).to_arrow_reader(1 << 17)
         columns = reader.schema.names
         if len(columns) != len(described):
@@ -294,7 +290,7 @@ class SparkEngine(DuckDBEngine):
         reader = wh.con.sql(f"SELECT * FROM {ref}").to_arrow_reader(1 << 17)
         wh.files.register("rh_spark_export", reader)
         try:
-            wh.files.execute(f"COPY rh_spark_export TO '{_quote(str(path))}' (FORMAT parquet)")
+            wh.files.execute(f"COPY rh_spark_export TO {literal(str(path))} (FORMAT parquet)")
         finally:
             wh.files.unregister("rh_spark_export")
 
