@@ -50,7 +50,7 @@ from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
     check_recorded,
-    frozen_models,
+    frozen_otherwise,
     read_freezes,
     table_digest,
     write_freeze,
@@ -407,10 +407,10 @@ class Study:
         otherwise: studies in one warehouse share model tables by name, so that study will need its own
         prepare (and a new freeze check) again before it evaluates."""
         runner = self.runner()
-        others = {m: v for m, v in frozen_models(self.wh).items() if v[0].rsplit("-", 1)[0] != self.protocol.name}
-        changed = sorted(n for n in self.prepare_models if n in others and runner.fingerprint(n) != others[n][1])
+        others = frozen_otherwise(self.wh, self.prepare_models, runner.fingerprint, besides=self.protocol.name)
+        changed = sorted(others)
         if changed:
-            freezes = ", ".join(sorted({others[n][0] for n in changed}))
+            freezes = ", ".join(sorted(set(others.values())))
             self.progress.say(
                 f"note: this prepare rebuilds {', '.join(changed)}, which freeze {freezes} covers as built for its "
                 "study (other parameters or inputs): studies in one warehouse share model tables, so that study "

@@ -26,7 +26,7 @@ from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.freeze import frozen_models
+from rankhouse.warehouse.freeze import frozen_otherwise
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
 from rankhouse.warehouse.scope import Scope, Skipped
@@ -302,13 +302,13 @@ def _keep_frozen(runner: Runner, names: list[str], named: list[str]) -> tuple[li
 
     Example: names, skipped = _keep_frozen(Runner(wh, project), project.select(None), [])
     """
-    frozen = frozen_models(runner.wh)
-    changed = [n for n in names if n in frozen and runner.fingerprint(n) != frozen[n][1]]
+    frozen = frozen_otherwise(runner.wh, names, runner.fingerprint)
+    changed = list(frozen)
     if not changed:
         return names, []
     project = runner.project
     kept_out = set(changed).union(*(project.descendants(n) & set(names) for n in changed))
-    studies = sorted({frozen[n][0] for n in changed})
+    studies = sorted(set(frozen.values()))
     fix = "`rankhouse study prepare PROTOCOL` rebuilds a study's models with its own parameters"
     for name in named:
         if name in kept_out:

@@ -29,6 +29,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,3 +262,14 @@ def frozen_models(wh: Warehouse) -> dict[str, tuple[str, str]]:
         for model, fingerprint in models.items() if isinstance(models, dict) else ():
             frozen.setdefault(model, (freeze_id, fingerprint))
     return frozen
+
+
+def frozen_otherwise(wh: Warehouse, names: list[str], fingerprint: Callable[[str], str],
+                     besides: str | None = None) -> dict[str, str]:  # fmt: skip
+    """The models of `names` that a study's latest freeze (not study `besides`'s) covers as built with
+    another fingerprint than `fingerprint(name)` would build now: {model: freeze_id}, in `names`' order.
+
+    Example: frozen_otherwise(wh, ["measure_requests"], Runner(wh, project).fingerprint)  # {...: 'trec_sample-1'}
+    """
+    frozen = {m: v for m, v in frozen_models(wh).items() if v[0].rsplit("-", 1)[0] != besides}
+    return {n: frozen[n][0] for n in names if n in frozen and fingerprint(n) != frozen[n][1]}
