@@ -239,3 +239,29 @@ def trec_sample_study(tmp_path_factory):
     with Warehouse(db) as wh:
         Study(protocol, wh, root / "freezes").evaluate()
     return SimpleNamespace(db=db, frozen=frozen / "w.duckdb", protocol=protocol)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The test session's one SparkSession (local[2], small shuffles, no UI), for every Spark test
+    module; skips the test without pyspark or Java."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
+    from pyspark.sql import SparkSession
+
+    from rankhouse.warehouse.spark import java_available
+
+    if not java_available():
+        pytest.skip("Spark needs Java 17 or 21 (JAVA_HOME or java on PATH)")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("rankhouse-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

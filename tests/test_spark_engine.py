@@ -36,26 +36,6 @@ PARAMS = {"measures": MEASURES}
 METRICS = sorted(name for name, m in Project.load().models.items() if m.group == "metrics")
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """The test session's one SparkSession: local[2], small shuffles, no UI."""
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("rankhouse-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def trec_sample(wh: Warehouse) -> None:
     """trec_eval's sample runs and qrels, loaded and the gate opened (as `rankhouse eval` does)."""
     load_inputs(wh, TREC / "qrels.test", [TREC / "results.test", TREC / "results.trunc"])
