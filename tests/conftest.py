@@ -16,6 +16,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="Rewrite the golden files of the snapshot tests.")
 
 
+# `make test` runs the suite on two pytest-xdist workers (`-n 2 --dist loadgroup`). A session fixture is
+# built once per worker that asks for it, so every test that reads a session study warehouse runs in one
+# group (one worker builds them once), as do the Spark tests (one JVM); every other test runs with the
+# rest of its module, so that module-scoped fixtures are built once too.
+SESSION_GROUPS = {
+    "studies": {"banking77_study", "fusion_banking77_study", "evidence_demo_study", "lanes_subset_study",
+                "study_reports"},
+    "spark": {"spark"},
+}  # fmt: skip
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        group = next((name for name, needs in SESSION_GROUPS.items() if fixtures & needs), item.path.name)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def wh():
     """A throw-away in-memory warehouse (with its own throw-away labels file)."""
