@@ -19,7 +19,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # `make test` runs the suite on two pytest-xdist workers (`-n 2 --dist loadgroup`). A session fixture is
 # built once per worker that asks for it, so every test that reads a session study warehouse runs in one
 # group (one worker builds them once), as do the Spark tests (one JVM); every other test runs with the
-# rest of its module, so that module-scoped fixtures are built once too.
+# rest of its module, so that module-scoped fixtures are built once too. A test that asks for a session
+# fixture by name (request.getfixturevalue) says its group itself (@pytest.mark.xdist_group).
 SESSION_GROUPS = {
     "studies": {"banking77_study", "fusion_banking77_study", "evidence_demo_study", "lanes_subset_study",
                 "study_reports"},
@@ -30,6 +31,8 @@ SESSION_GROUPS = {
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
         fixtures = set(getattr(item, "fixturenames", ()))
         group = next((name for name, needs in SESSION_GROUPS.items() if fixtures & needs), item.path.name)
         item.add_marker(pytest.mark.xdist_group(group))

@@ -204,6 +204,7 @@ def test_the_reading_of_a_query_matches_duckdbs_rows():
         assert (con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0] == 0) == (verdict == VOID), sql
 
 
+@pytest.mark.xdist_group("studies")  # its study fixtures come by name (conftest.py: SESSION_GROUPS)
 @pytest.mark.parametrize(
     "fixture", ["banking77_study", "fusion_banking77_study", "evidence_demo_study", "lanes_subset_study"]
 )
