@@ -24,13 +24,18 @@ CAST(round(
 {#- BM25 (seed 004) of every (query, document) pair of `corpus`: the sum of the document's bm25_weights
     over the query's distinct terms, 0 when they share no term. `query_terms` is a relation of (corpus,
     <key>, term), one row per distinct term of a query, `queries` one of (corpus, <key>), every query
-    once; the query's key column is `key`. The weights are whole 1e-12 units, so while no score reaches
-    2^53 units (9,007.2) their sum in doubles is exact in any order of addition. -#}
-{% macro bm25_sums(query_terms, queries, key, corpus) -%}
+    once; the query's key column is `key`. `documents`, when given, is a relation of (corpus, doc_row):
+    only those documents are scored (a null panel), else every document of the corpus. The weights are
+    whole 1e-12 units, so while no score reaches 2^53 units (9,007.2) their sum in doubles is exact in
+    any order of addition, and a document's score is the same whichever documents are scored with it. -#}
+{% macro bm25_sums(query_terms, queries, key, corpus, documents=none) -%}
 WITH term_matches AS (
     SELECT CAST(q.{{ key }} AS INTEGER) AS {{ key }}, CAST(w.doc_row AS INTEGER) AS doc_row, w.weight_units
     FROM {{ query_terms }} AS q
     JOIN models.bm25_weights AS w ON w.term = q.term
+    {%- if documents %}
+    JOIN {{ documents }} AS scored ON scored.corpus = w.corpus AND scored.doc_row = w.doc_row
+    {%- endif %}
     WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}
 ),
 
@@ -41,7 +46,7 @@ every_pair AS (
         CAST(d.doc_row AS INTEGER) AS doc_row,
         CAST(0 AS BIGINT) AS weight_units
     FROM {{ queries }} AS q
-    CROSS JOIN models.documents AS d
+    CROSS JOIN {{ documents or 'models.documents' }} AS d
     WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
 )
 

@@ -1,0 +1,28 @@
+{#- The dense (MiniLM) retrieval score of seed 004, for every model that scores with it. -#}
+
+{#- Cosine of every (query, document) pair of `corpus`: the inner product of their unit MiniLM vectors
+    (models.query_vectors, models.document_vectors). `documents`, when given, is a relation of (corpus,
+    doc_row): only those documents are scored (a null panel), else every document of the corpus. DuckDB
+    only: FLOAT[384] vectors and array_inner_product. -#}
+{% macro cosines(corpus, documents=none) -%}
+WITH documents AS (
+    SELECT d.corpus, d.doc_row, v.vector
+    FROM models.documents AS d
+    JOIN models.document_vectors AS v ON v.corpus = d.corpus AND v.doc_id = d.doc_id
+    {%- if documents %}
+    JOIN {{ documents }} AS scored ON scored.corpus = d.corpus AND scored.doc_row = d.doc_row
+    {%- endif %}
+    WHERE d.corpus = {{ corpus | literal }}
+),
+
+queries AS (
+    SELECT q.corpus, q.query_row, v.vector
+    FROM models.queries AS q
+    JOIN models.query_vectors AS v ON v.corpus = q.corpus AND v.qid = q.qid
+    WHERE q.corpus = {{ corpus | literal }}
+)
+
+SELECT q.corpus, q.query_row, d.doc_row, array_inner_product(q.vector, d.vector) AS score
+FROM queries AS q
+CROSS JOIN documents AS d
+{%- endmacro %}
