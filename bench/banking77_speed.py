@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from peers import installed, run_child
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "banking77"
 
@@ -81,6 +83,7 @@ def run_rank_bm25() -> dict:
 
 
 SYSTEMS = {"rankhouse": run_rankhouse, "bm25s": run_bm25s, "rank_bm25": run_rank_bm25}
+MODULES = {"rankhouse": "rankhouse", "bm25s": "bm25s", "rank_bm25": "rank_bm25"}  # what each needs installed
 
 
 def main() -> None:
@@ -92,16 +95,22 @@ def main() -> None:
     if args.child:
         print(json.dumps(SYSTEMS[args.child]()))
         return
-    results = {}
+    results, missing = {}, []
     for system in SYSTEMS:
+        if not installed(MODULES[system]):
+            missing.append(system)
+            print(f"{system}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
+            continue
         print(f"running {system} ...", file=sys.stderr)
-        done = subprocess.run([sys.executable, __file__, "--child", system], capture_output=True, text=True, check=True)
-        results[system] = json.loads(done.stdout.strip().splitlines()[-1])
-    base = results["bm25s"]["seconds"]
+        results[system] = run_child(__file__, system)
+    base = results["bm25s"]["seconds"] if "bm25s" in results else None
     print("BM25 full ranking, BANKING77 (3,080 queries x 10,003 documents), files to ranked documents\n")
-    print("| system | seconds | relative to bm25s |\n| --- | ---: | ---: |")
+    print("| system | seconds | relative to bm25s | peak memory (MB) |\n| --- | ---: | ---: | ---: |")
     for system, result in results.items():
-        print(f"| {system} | {result['seconds']:.2f} | {result['seconds'] / base:.2f}x |")
+        ratio = f"{result['seconds'] / base:.2f}x" if base else "n/a"
+        print(f"| {system} | {result['seconds']:.2f} | {ratio} | {result['peak_rss_mb']:,.0f} |")
+    for system in missing:
+        print(f"| {system} | not installed | | |")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "banking77_speed.json").write_text(json.dumps(results, indent=2))
     if args.encoder:

@@ -141,18 +141,18 @@ def main() -> None:
         f"evaluation, files to numbers, {args.queries:,} queries x {args.docs:,} documents "
         f"({args.queries * args.docs:,} run lines), measures AP, nDCG@10, P@10, R@100, RR",
         "",
-        "| system | seconds | rankhouse speed-up | max difference of the means from pytrec_eval |",
-        "| --- | ---: | ---: | ---: |",
+        "| system | seconds | rankhouse speed-up | peak memory (MB) | max difference of the means from pytrec_eval |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     for system, result in results.items():
         label = f"{system} (warm: second call)" if "first_call_seconds" in result else system
         lines.append(
-            f"| {label} | {result['seconds']:.2f} | {result['seconds'] / rh:.2f}x | "
+            f"| {label} | {result['seconds']:.2f} | {result['seconds'] / rh:.2f}x | {result['peak_rss_mb']:,.0f} | "
             f"{result['max_difference_from_pytrec_eval']:.1e} |"
         )
         if "first_call_seconds" in result:
             first = result["first_call_seconds"]
-            lines.append(f"| {system} (first call, numba compiling) | {first:.2f} | {first / rh:.2f}x | |")
+            lines.append(f"| {system} (first call, numba compiling) | {first:.2f} | {first / rh:.2f}x | | |")
     print("\n".join(lines))
     (args.out / "eval_speed.json").write_text(json.dumps(results, indent=2))
 

@@ -218,11 +218,13 @@ def report(results: dict) -> str:
         f"2 arms (bm25-like, cosine-like), null panel of {PANEL:,} per arm and query, seed {setup['seed']}; "
         f"candidate union {mean:,.0f} per query on average ({low:,.0f}-{high:,.0f})",
         "",
-        "| system | seconds | rankhouse / system |",
-        "| --- | ---: | ---: |",
-        f"| rankhouse (load 4 files, all fusion models, write rrf, rsf, mixture) | {ours:.2f} | 1.00x |",
-        f"| {name}, warm (second call: load 2 files, rrf, wsum min-max, save 2) | {warm:.2f} | {ours / warm:.2f}x |",
-        f"| {name}, first call (numba compiling, empty cache) | {cold:.2f} | {ours / cold:.2f}x |",
+        "| system | seconds | rankhouse / system | peak memory of the process (MB) |",
+        "| --- | ---: | ---: | ---: |",
+        f"| rankhouse (load 4 files, all fusion models, write rrf, rsf, mixture) | {ours:.2f} | 1.00x | "
+        f"{rh['peak_rss_mb']:,.0f} |",
+        f"| {name}, warm (second call: load 2 files, rrf, wsum min-max, save 2) | {warm:.2f} | {ours / warm:.2f}x | "
+        f"{ranx['peak_rss_mb']:,.0f} (both calls) |",
+        f"| {name}, first call (numba compiling, empty cache) | {cold:.2f} | {ours / cold:.2f}x | |",
         "",
         f"goal, rankhouse within 2x of ranx warm: {'met' if ours <= 2 * warm else 'NOT met'}; "
         f"faster than ranx first call: {'met' if ours < cold else 'NOT met'}",
