@@ -322,7 +322,7 @@ def test_the_work_folder_is_the_one_given(spark, tmp_path, capsys):
 
 
 def test_the_work_folder_may_come_from_the_environment(spark, tmp_path, monkeypatch):
-    from rankhouse.cli.common import WORKDIR_VARIABLE, open_engine
+    from rankhouse.cli.engines import WORKDIR_VARIABLE, open_engine
 
     monkeypatch.setenv(WORKDIR_VARIABLE, str(tmp_path / "from_env"))
     engine = open_engine("spark")

@@ -9,20 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import (
-    EngineOption,
-    JsonOption,
-    LabelsOption,
-    MasterOption,
-    QuietOption,
-    SparkWorkdirOption,
-    choose,
-    engine_started,
-    open_engine,
-    progress_sink,
-    say,
-    whole_number,
-)
+from rankhouse.cli.common import JsonOption, LabelsOption, QuietOption, choose, progress_sink, say, whole_number
+from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
 from rankhouse.loaders import LoadResult

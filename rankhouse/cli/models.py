@@ -9,22 +9,24 @@ import typer
 
 from rankhouse.cli.common import (
     DEFAULT,
-    ENGINES,
     DbOption,
-    EngineOption,
     JsonOption,
     LabelsOption,
-    MasterOption,
     QuietOption,
-    SparkWorkdirOption,
     choose,
-    engine_note,
-    engine_started,
-    open_engine,
     parse_params,
     progress_sink,
     say,
     table,
+)
+from rankhouse.cli.engines import (
+    ENGINES,
+    EngineOption,
+    MasterOption,
+    SparkWorkdirOption,
+    engine_note,
+    engine_started,
+    open_engine,
 )
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol

@@ -7,20 +7,8 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import (
-    DEFAULT,
-    DbOption,
-    EngineOption,
-    JsonOption,
-    LabelsOption,
-    MasterOption,
-    QuietOption,
-    SparkWorkdirOption,
-    engine_note,
-    engine_started,
-    open_engine,
-    progress_sink,
-)
+from rankhouse.cli import engines
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.studies import check_output_dir, summary_table, write_outputs
@@ -59,7 +47,8 @@ def _study(
     a note of how many of its models run there."""
     protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
     study = Study(protocol, wh, freezes, progress=progress, engine=engine)
-    note = engine_note(study.engine, study.project, study.prepare_models + study.companions + study.evaluate_models)
+    models = study.prepare_models + study.companions + study.evaluate_models
+    note = engines.engine_note(study.engine, study.project, models)
     if note:
         progress.say(f"{note}; freezes and the gate are the warehouse's on either engine")
     return study
@@ -76,14 +65,15 @@ def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
 @study_app.command("prepare")
 def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
                     freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
-                    json_lines: JsonOption = False, engine: EngineOption = "duckdb", master: MasterOption = None,
-                    spark_workdir: SparkWorkdirOption = None) -> None:  # fmt: skip
+                    json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
+                    master: engines.MasterOption = None,
+                    spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models (on --engine: duckdb, or spark for the
     portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
-    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
         _study(loaded, wh, freezes, sink, builder).prepare(reload)
 
 
@@ -120,32 +110,33 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
 @study_app.command("evaluate")
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
-                     json_lines: JsonOption = False, engine: EngineOption = "duckdb", master: MasterOption = None,
-                     spark_workdir: SparkWorkdirOption = None) -> None:  # fmt: skip
+                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
+                     master: engines.MasterOption = None,
+                     spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
     default out/<study>/ beside the warehouse); the freeze verifies whichever engine prepared the study.
     Example: rankhouse study evaluate studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
-    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
         _evaluate(_study(loaded, wh, freezes, sink, builder), out, reload)
 
 
 @study_app.command("run")
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
                 freezes: FreezesOption = None, quiet: QuietOption = False, json_lines: JsonOption = False,
-                engine: EngineOption = "duckdb", master: MasterOption = None,
-                spark_workdir: SparkWorkdirOption = None) -> None:  # fmt: skip
+                engine: engines.EngineOption = "duckdb", master: engines.MasterOption = None,
+                spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
     """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
     out/<study>/ beside the warehouse), the models built on --engine (duckdb, or spark for the portable
     ones).  Example: rankhouse study run studies/x.toml --engine spark"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
-    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
         study = _study(loaded, wh, freezes, sink, builder)
         study.prepare()
         study.freeze()
