@@ -243,7 +243,8 @@ def trec_sample_study(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def spark():
-    """The test session's one SparkSession (local[2], small shuffles, no UI), for every Spark test
+    """The test session's one SparkSession (local[2], small shuffles, no UI, no generated code: on the
+    fixtures' few rows Spark spends more time compiling code than running it), for every Spark test
     module; skips the test without pyspark or Java."""
     pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
     from pyspark.sql import SparkSession
@@ -259,6 +260,8 @@ def spark():
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "1")
         .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
