@@ -45,7 +45,7 @@ from rankhouse.measures import COUNTS, RUNID, SUMMARY_ONLY, Measure, format_valu
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import ModelRun, Runner
+from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner
 
 MEASURE_TARGETS = "+run_measures"
 FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
@@ -221,12 +221,14 @@ def compute_measures(
     measures: list[Measure],
     options: EvalOptions = EvalOptions(),
     progress: Progress | None = None,
+    engine: DuckDBEngine | None = None,
 ) -> list[ModelRun]:
-    """Run the measure models over every run loaded in the warehouse (the gate must be open)."""
+    """Run the measure models over every run loaded in the warehouse (the gate must be open), on `engine`
+    (DuckDB by default; a SparkEngine computes the portable ones on Spark)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
     params = {**options.parameters(), "measures": canonical or ["NumQ"]}
     project = Project.load()
-    runner = Runner(wh, project, params)
+    runner = Runner(wh, project, params, engine=engine)
     return runner.run(project.select(MEASURE_TARGETS), progress=progress)
 
 
@@ -294,8 +296,10 @@ def evaluate(
     options: EvalOptions = EvalOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
     progress: Progress | None = None,
+    engine: DuckDBEngine | None = None,
 ) -> EvalResult:
-    """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures, and return them for these runs.
+    """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures on `engine` (DuckDB by default;
+    the caller closes it), and return them for these runs.
 
     A run given as a string may be `NAME=PATH`; a Path is always a path.
 
@@ -313,5 +317,5 @@ def evaluate(
     wh.open_gate()
     if not options.complete:
         _require_judged_queries(wh, run_ids)
-    compute_measures(wh, measures, options, progress)
+    compute_measures(wh, measures, options, progress, engine)
     return read_results(wh, run_ids, measures)

@@ -26,6 +26,9 @@ freeze   writes `<freezes>/<study>-<n>.json`: the protocol's, inputs' and prepar
 evaluate checks all of it again; only if nothing changed are the labels loaded and attached
          read-only as `gate`, the evaluate models run, and their outputs copied to `results.*` under
          the freeze id, beside the results of earlier freezes.
+
+A study's stages run on an engine (`--engine spark`: rankhouse/warehouse/spark.py), which is no part of a
+fingerprint or a freeze: a study prepared on one engine verifies and evaluates on the other.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from rankhouse.warehouse.freeze import (
     write_freeze,
 )
 from rankhouse.warehouse.render import literal
-from rankhouse.warehouse.runner import ModelRun, Runner, definition_sha256, user_functions
+from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, definition_sha256, user_functions
 
 
 @dataclass(frozen=True)
@@ -194,9 +197,13 @@ class Study:
         freezes: Path | None = None,
         project: Project | None = None,
         progress: Progress | None = None,
+        engine: DuckDBEngine | None = None,
     ) -> None:
         self.protocol = protocol
         self.wh = wh
+        # Where the models are computed (DuckDB, or SparkEngine for --engine spark; the caller closes it).
+        # No stage depends on it: fingerprints, freezes and the gate are the warehouse's on either engine.
+        self.engine = engine or DuckDBEngine()
         self.freezes_dir = freezes or freezes_dir_for(wh.path)
         # Models are rendered with the protocol's parameters and `study`, its name (the study column of
         # the shared rankings, judgments and measures), where a model declares it.
@@ -231,7 +238,8 @@ class Study:
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def runner(self) -> Runner:
-        return Runner(self.wh, self.project, self.parameters)
+        """A runner of the study's models with its parameters, on its engine."""
+        return Runner(self.wh, self.project, self.parameters, engine=self.engine)
 
     def freezes(self) -> list[Freeze]:
         """This study's freeze files, oldest first: a checked chain, every file one this warehouse wrote."""

@@ -14,7 +14,6 @@ import typer
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.progress import JsonProgress, Progress, TextProgress
 from rankhouse.warehouse import DEFAULT_DB
-from rankhouse.warehouse.runner import DuckDBEngine
 
 DbOption = Annotated[str, typer.Option("--db", help="Warehouse file (`:memory:` for a throw-away one).")]
 LabelsOption = Annotated[
@@ -37,39 +36,6 @@ def whole_number(minimum: int | None = None) -> Callable[[str | int], int]:
         return int(text)
 
     return parse
-
-
-ENGINES = ("duckdb", "spark")
-EngineOption = Annotated[
-    str,
-    typer.Option(
-        "--engine",
-        help="Where models are computed: duckdb (the default) or spark (portable models transpiled to Spark "
-        "SQL and run in a SparkSession, their rows handed back to the warehouse; needs rankhouse[spark] and Java 17).",
-    ),
-]
-MasterOption = Annotated[
-    str | None,
-    typer.Option(
-        "--master", help="With --engine spark: the Spark master URL (default local[*]; spark://host:7077, yarn, ...)."
-    ),
-]
-
-
-def open_engine(engine: str = "duckdb", master: str | None = None) -> DuckDBEngine:
-    """The engine of --engine and --master, checked before anything is opened or written: DuckDB's, or a
-    SparkEngine (whose session starts when its first model is built).
-
-    Example: runner = Runner(wh, project, params, engine=open_engine("spark", "local[2]"))
-    """
-    choose(engine, ENGINES, "--engine")
-    if engine == "duckdb":
-        if master is not None:
-            raise typer.BadParameter("--master is for --engine spark")
-        return DuckDBEngine()
-    from rankhouse.warehouse.spark import DEFAULT_MASTER, SparkEngine
-
-    return SparkEngine(master or DEFAULT_MASTER)
 
 
 def choose(value: str, choices: tuple[str, ...], option: str) -> str:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import JsonOption, LabelsOption, QuietOption, choose, progress_sink, say, whole_number
+from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
 from rankhouse.loaders import LoadResult
@@ -91,8 +92,12 @@ def eval_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
     labels: LabelsOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    spark_workdir: SparkWorkdirOption = None,
 ) -> None:
-    """Evaluate runs against qrels, like trec_eval, with the warehouse's SQL measure models.
+    """Evaluate runs against qrels, like trec_eval, with the warehouse's SQL measure models (computed on
+    --engine: duckdb, or spark, which gives the same numbers).
 
     Every format has the columns run, measure, query, value (query: a query id,
     or all for the run's summary). Rows go run by run; with -q, each query's
@@ -118,6 +123,8 @@ def eval_command(
     Example: rankhouse eval qrels.test bm25=a/run.txt dense=b/run.txt -m map -m P.5,10 -q
 
     Example: rankhouse eval qrels.test bm25.run dense.run.gz --format markdown
+
+    Example: rankhouse eval qrels.test bm25.run --engine spark --master spark://host:7077
     """
     choose(output_format, FORMATS, "--format")
     digits = places_option(places)
@@ -131,13 +138,19 @@ def eval_command(
         if verbose or result.status == "replaced":  # a replaced run is reported even without -v
             say(str(result))
 
-    with Warehouse(db, labels) as wh:
+    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engine_started(builder, say if verbose else _silent), Warehouse(db, labels) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
             on_load=on_load,
             progress=TextProgress() if verbose else None,
+            engine=builder,
         )  # fmt: skip
     sys.stdout.write(result.render(output_format, per_query, digits))
+
+
+def _silent(message: str) -> None:
+    """No note (rankhouse eval reports only with -v)."""
 
 
 def places_option(text: str | None) -> int | None:

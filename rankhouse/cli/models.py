@@ -10,17 +10,23 @@ import typer
 from rankhouse.cli.common import (
     DEFAULT,
     DbOption,
-    EngineOption,
     JsonOption,
     LabelsOption,
-    MasterOption,
     QuietOption,
     choose,
-    open_engine,
     parse_params,
     progress_sink,
     say,
     table,
+)
+from rankhouse.cli.engines import (
+    ENGINES,
+    EngineOption,
+    MasterOption,
+    SparkWorkdirOption,
+    engine_note,
+    engine_started,
+    open_engine,
 )
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
@@ -111,13 +117,26 @@ def list_command(
     db: Annotated[str | None, typer.Option("--db", help="A warehouse: add each model's status in it.")] = None,
     labels: LabelsOption = None,
     param: ParamOption = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="spark: add a column saying where each model runs under --engine spark (spark, or duckdb and "
+            "why); duckdb (the default) runs them all.",
+        ),
+    ] = "duckdb",
 ) -> None:
     """Models in dependency order: group, stage, version, what each holds, and with --db whether it is
     built, out of date or never built there, or has no inputs there (a table it reads is empty, so
-    `rankhouse run` skips it), for the parameters of --study and -p.
+    `rankhouse run` skips it), for the parameters of --study and -p. With --engine spark, the engine each
+    model runs on there: spark, or duckdb with the reason (its header's, "calls a Python function",
+    "reads the labels").
 
     Example: rankhouse models list --study studies/banking77.toml --stage evaluate --db rankhouse.duckdb
+
+    Example: rankhouse models list --study studies/trec_sample.toml --engine spark
     """
+    choose(engine, ENGINES, "--engine")
     if stage is not None:
         choose(stage, STAGES, "--stage")
     protocol = Protocol.load(study) if study is not None else None
@@ -127,6 +146,13 @@ def list_command(
     headers = ["model", "group", "stage", "version", "description"]
     rows = [[n, project.models[n].group, project.models[n].stage, project.models[n].version,
              _summary(project.models[n].description)[:80]] for n in names]  # fmt: skip
+    if engine != "duckdb":
+        from rankhouse.warehouse.spark import duckdb_reason
+
+        headers.insert(4, "engine")
+        for row in rows:
+            reason = duckdb_reason(project.models[row[0]], project)
+            row.insert(4, f"duckdb ({reason})" if reason else engine)
     if db is not None:
         if db != ":memory:" and not Path(db).exists():
             raise RankhouseError(f"no warehouse {db}")
@@ -338,6 +364,7 @@ def run_command(
     json_lines: JsonOption = False,
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
+    spark_workdir: SparkWorkdirOption = None,
 ) -> None:
     """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures
 
@@ -360,8 +387,8 @@ def run_command(
     params = parse_params(param)
     project = Project.load(params=params)
     names = project.select(select)
-    builder = open_engine(engine, master)  # refused here, before the warehouse is opened
-    with Warehouse(db, labels) as wh:
+    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engine_started(builder, sink.say), Warehouse(db, labels) as wh:
         # the scope opens the labels gate where a model in it reads labels
         names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
         runner = Runner(wh, project, params, engine=builder)
@@ -376,19 +403,10 @@ def run_command(
                 f"note: this warehouse holds study {', '.join(studies)}; models are built with their defaults and "
                 "-p, not a protocol's parameters (`rankhouse study prepare PROTOCOL` builds a study's own)"
             )
-        if builder.name != "duckdb":
-            on_spark = sum(builder.runs_on(project.models[n], project) == builder.name for n in names)
-            sink.say(
-                f"engine {builder.name}: {on_spark} of the {len(names)} model(s) run there, the others in DuckDB; "
-                "a model built and unchanged is skipped whichever engine built it (--force rebuilds it)"
-            )
-            if on_spark:
-                sink.say(f"starting Spark ({master or 'local[*]'})")
-                builder.session  # noqa: B018 - started here, so that the first model's time is its own
-        try:
-            results = runner.run(names, force=force, progress=sink)
-        finally:
-            builder.close()
+        note = engine_note(builder, project, names)
+        if note:
+            sink.say(f"{note}; a model built and unchanged is skipped whichever engine built it (--force rebuilds it)")
+        results = runner.run(names, force=force, progress=sink)
     built = sum(r.status == "built" for r in results)
     left = sum(len(group.models) for group in skipped)
     sink.say(f"done: {built} built, {len(results) - built} skipped" + (f", {left} not in scope" if left else ""))

@@ -7,12 +7,14 @@ from typing import Annotated
 
 import typer
 
+from rankhouse.cli import engines
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.studies import check_output_dir, summary_table, write_outputs
 from rankhouse.study import Protocol, Study, outputs_dir_for
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.runner import DuckDBEngine
 
 study_app = typer.Typer(
     help="Studies: prepare (no labels), freeze, evaluate (labels behind the gate).", no_args_is_help=True
@@ -34,9 +36,22 @@ ReloadOption = Annotated[
 ]
 
 
-def _study(protocol: Path | Protocol, wh: Warehouse, freezes: Path | None, progress: Progress) -> Study:
+def _study(
+    protocol: Path | Protocol,
+    wh: Warehouse,
+    freezes: Path | None,
+    progress: Progress,
+    engine: DuckDBEngine | None = None,
+) -> Study:
+    """The study of `protocol` on `wh`, its models built on `engine` (DuckDB by default); on another engine,
+    a note of how many of its models run there."""
     protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
-    return Study(protocol, wh, freezes, progress=progress)
+    study = Study(protocol, wh, freezes, progress=progress, engine=engine)
+    models = study.prepare_models + study.companions + study.evaluate_models
+    note = engines.engine_note(study.engine, study.project, models)
+    if note:
+        progress.say(f"{note}; freezes and the gate are the warehouse's on either engine")
+    return study
 
 
 def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
@@ -50,11 +65,16 @@ def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
 @study_app.command("prepare")
 def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
                     freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
-                    json_lines: JsonOption = False) -> None:  # fmt: skip
-    """Load the label-free inputs and build the prepare models.  Example: rankhouse study prepare studies/x.toml"""
+                    json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
+                    master: engines.MasterOption = None,
+                    spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
+    """Load the label-free inputs and build the prepare models (on --engine: duckdb, or spark for the
+    portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
     sink = progress_sink(quiet, json_lines)
-    with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes, sink).prepare(reload)
+    loaded = Protocol.load(protocol)
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+        _study(loaded, wh, freezes, sink, builder).prepare(reload)
 
 
 @study_app.command("freeze")
@@ -90,27 +110,34 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
 @study_app.command("evaluate")
 def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
-                     json_lines: JsonOption = False) -> None:  # fmt: skip
-    """Verify the latest freeze, then open the labels, evaluate and write the outputs (--out, default
-    out/<study>/ beside the warehouse).  Example: rankhouse study evaluate studies/x.toml"""
+                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
+                     master: engines.MasterOption = None,
+                     spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
+    """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
+    default out/<study>/ beside the warehouse); the freeze verifies whichever engine prepared the study.
+    Example: rankhouse study evaluate studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
-    with Warehouse(db, labels) as wh:
-        _evaluate(_study(loaded, wh, freezes, sink), out, reload)
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+        _evaluate(_study(loaded, wh, freezes, sink, builder), out, reload)
 
 
 @study_app.command("run")
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                freezes: FreezesOption = None, quiet: QuietOption = False,
-                json_lines: JsonOption = False) -> None:  # fmt: skip
+                freezes: FreezesOption = None, quiet: QuietOption = False, json_lines: JsonOption = False,
+                engine: engines.EngineOption = "duckdb", master: engines.MasterOption = None,
+                spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
     """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
-    out/<study>/ beside the warehouse).  Example: rankhouse study run studies/x.toml"""
+    out/<study>/ beside the warehouse), the models built on --engine (duckdb, or spark for the portable
+    ones).  Example: rankhouse study run studies/x.toml --engine spark"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
-    with Warehouse(db, labels) as wh:
-        study = _study(loaded, wh, freezes, sink)
+    builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+        study = _study(loaded, wh, freezes, sink, builder)
         study.prepare()
         study.freeze()
         _evaluate(study, out)

@@ -13,7 +13,7 @@ from rankhouse import functions
 from rankhouse.errors import AuditError, ModelError, RankhouseError
 from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse.audits import audit_sql
-from rankhouse.warehouse.catalog import Model
+from rankhouse.warehouse.catalog import Audit, Model
 from rankhouse.warehouse.comments import describe
 from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -106,9 +106,24 @@ class DuckDBEngine:
         """What meta.model_runs' message says of a build: nothing for DuckDB, the default."""
         return None
 
+    def start(self) -> None:
+        """Get ready to build, before a command opens its warehouse (nothing to start for DuckDB)."""
+
     def create(self, runner: Runner, model: Model, sql: str) -> None:
         """Create the model's table or view in the warehouse (inside the runner's transaction)."""
         runner.create(model, sql)
+
+    def audit(self, runner: Runner, model: Model, audit: Audit) -> tuple[list[str], list[tuple]]:
+        """The columns and (a few) rows that break `audit` of the model just built, found by the engine
+        that computed it: here, in the warehouse (rankhouse/warehouse/audits.py's SQL).
+
+        Example: columns, bad = DuckDBEngine().audit(runner, model, model.audits[0])
+        """
+        return runner.wh.columns(audit_sql(model, audit))
+
+    def discard(self, runner: Runner, model: Model) -> None:
+        """Forget what a failed build or audit left outside the warehouse, which rolls the model back
+        (nothing for DuckDB)."""
 
     def close(self) -> None:
         """Release what the engine holds (nothing for DuckDB)."""
@@ -270,15 +285,17 @@ class Runner:
                 for audit in model.audits:
                     if rows == 0 and audit.kind != "at_least_one_row":
                         continue  # no row can break it
-                    columns, bad = self.wh.columns(audit_sql(model, audit))
+                    columns, bad = self.engine.audit(self, model, audit)  # where the model was computed
                     if bad:
                         raise AuditError(model.name, str(audit), bad, columns)
                 seconds = time.perf_counter() - start
                 self._log(model.name, fingerprint, "built", rows, seconds, self.engine.note(model, self.project))
         except (AuditError, ModelError) as exc:  # a ModelError here: the engine failed (Spark)
+            self.engine.discard(self, model)
             self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
             raise
         except duckdb.Error as exc:
+            self.engine.discard(self, model)
             self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
             raise ModelError(model.name, f"failed in DuckDB: {exc}") from None
         return ModelRun(model.name, fingerprint, "built", rows, seconds)

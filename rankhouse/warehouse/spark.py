@@ -24,12 +24,21 @@ is built in DuckDB and handed to Spark as Parquet when a Spark model reads it. A
 Spark as a temporary view of its transpiled SQL (DuckDB gets its view too, for the catalog).
 
 The Parquet files live in `workdir` (default: `<warehouse>.spark/` beside the file, a temporary folder
-for `:memory:`); on a cluster it must be a folder every executor reads and writes (a shared file system,
-or hdfs:// / s3a:// where DuckDB can reach it too). A model's fingerprint does not name the engine
+for `:memory:`; `--spark-workdir DIR` or RANKHOUSE_SPARK_WORKDIR); on a cluster it must be a folder of a
+shared file system mounted at the same path on this machine (DuckDB writes and reads the files) and on
+every executor, such as NFS; a URL (hdfs://, s3a://) is refused. A model's fingerprint does not name the engine
 (the parity tests hold the engines to the same rows), so a model built on DuckDB is up to date for a
 Spark run and the other way round (`--force` rebuilds it), a Spark run can read the prepare models a
 study froze on DuckDB, and meta.model_runs' message says `built on spark <version> (<master>, sqlglot
-<version>)` for a model built on Spark. Audits run in DuckDB on the table handed back.
+<version>)` for a model built on Spark. The work folder is given to Spark as a file:// URI, so that a
+cluster whose default file system is HDFS still reads and writes where DuckDB does.
+
+Audits run on the engine that computed the model: a model that runs on Spark is audited there, the
+SQL of rankhouse/warehouse/audits.py transpiled like a model's and run against the model's Spark view
+(a table's Parquet output, a view's transpiled SQL); the few offending rows are cast to the types the
+warehouse gives the model's columns, so that the AuditError reads as it does on DuckDB. A failed build
+or audit leaves nothing behind: the warehouse rolls the table back and the engine drops the model's
+Spark view and Parquet output (`discard`), so a later reader exports the warehouse's table again.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -45,8 +55,9 @@ import sqlglot
 from sqlglot import exp
 
 from rankhouse.errors import ModelError, RankhouseError
-from rankhouse.warehouse.catalog import Model
-from rankhouse.warehouse.connection import MEMORY
+from rankhouse.warehouse.audits import audit_sql
+from rankhouse.warehouse.catalog import Audit, Model
+from rankhouse.warehouse.connection import MEMORY, Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import literal, parse, render
 from rankhouse.warehouse.runner import DuckDBEngine, Runner, source_versions
@@ -107,6 +118,42 @@ def spark_sql(model: Model, sql: str, view_of) -> str:
         raise ModelError(model.name, f"sqlglot cannot transpile it to Spark SQL: {exc}") from None
 
 
+def duckdb_reason(model: Model, project: Project) -> str | None:
+    """Why `--engine spark` builds `model` in DuckDB, or None when it runs on Spark: the reason its header
+    gives (`dialect: duckdb: <reason>`), "calls a Python function" (`functions:`) or "reads the labels"
+    (gate.*, which only DuckDB's gate opens).
+
+    Example: duckdb_reason(project.models["qrels"], project) gives 'reads the labels'.
+    """
+    dialect = (model.dialect or "").strip()
+    if dialect.lower().startswith("duckdb"):
+        return dialect[len("duckdb") :].lstrip(" :") or "dialect: duckdb"
+    if model.functions:
+        return "calls a Python function"
+    if any(ref.startswith("gate.") for ref in project.references[model.name]):
+        return "reads the labels"
+    return None
+
+
+def quoted(name: str) -> str:
+    """A column name as a quoted SQL identifier.
+
+    >>> quoted('a"b')
+    '"a""b"'
+    """
+    return '"' + name.replace('"', '""') + '"'
+
+
+def column_casts(names: list[str], described: list[tuple]) -> str:
+    """A select list casting each column of `names` (Spark's) to the DuckDB type `described` (DESCRIBE
+    rows: name, type) gives the column of the same place, under DuckDB's name.
+
+    >>> column_casts(["n"], [("n", "BIGINT")])
+    'CAST("n" AS BIGINT) AS "n"'
+    """
+    return ", ".join(f"CAST({quoted(name)} AS {row[1]}) AS {quoted(row[0])}" for name, row in zip(names, described))
+
+
 class SparkEngine(DuckDBEngine):
     """Builds the portable models of a run on Spark and hands their rows back to the warehouse.
 
@@ -116,13 +163,19 @@ class SparkEngine(DuckDBEngine):
     name = "spark"
 
     def __init__(self, master: str = DEFAULT_MASTER, workdir: str | Path | None = None, session=None) -> None:
+        if workdir is not None and re.match(r"[a-z][a-z0-9+.-]+:/", str(workdir), re.IGNORECASE):  # s3a:// or s3a:/
+            raise RankhouseError(
+                f"the Spark work folder is a folder path, not {str(workdir)!r}: DuckDB writes and reads its Parquet "
+                "files there, so on a cluster it is a shared file system mounted at the same path on this machine "
+                "and every executor"
+            )
         if session is None:
             if spark_version() is None:
                 raise RankhouseError("--engine spark needs pyspark: pip install 'rankhouse[spark]' (and Java 17)")
             if not java_available():
                 raise RankhouseError("--engine spark needs Java 17 or 21 (JAVA_HOME or java on PATH); none found")
-        self.master = master
-        self._workdir = Path(workdir) if workdir is not None else None
+        self.master = session.sparkContext.master if session is not None else master
+        self._workdir = Path(workdir).absolute() if workdir is not None else None
         self._own_tmp: list[str] = []  # temporary work folders (in-memory warehouses), removed by close
         self._session = session
         self._owns_session = session is None
@@ -133,16 +186,12 @@ class SparkEngine(DuckDBEngine):
 
     # -- where models run, and their fingerprints -------------------------------------------------
     def runs_on(self, model: Model, project: Project) -> str:
-        """`duckdb` for a model marked `dialect: duckdb`, calling a Python function or reading labels;
-        `spark` otherwise.
+        """`duckdb` for a model marked `dialect: duckdb`, calling a Python function or reading labels
+        (duckdb_reason); `spark` otherwise.
 
         Example: SparkEngine().runs_on(project.models["measure_ap"], project) gives 'spark'.
         """
-        if (model.dialect or "").lower().startswith("duckdb") or model.functions:
-            return "duckdb"
-        if any(ref.startswith("gate.") for ref in project.references[model.name]):
-            return "duckdb"
-        return "spark"
+        return "duckdb" if duckdb_reason(model, project) else "spark"
 
     def note(self, model: Model, project: Project) -> str | None:
         """meta.model_runs' message of a model built on Spark: Spark's and sqlglot's versions and the master.
@@ -164,6 +213,7 @@ class SparkEngine(DuckDBEngine):
             self._session = SparkSession.getActiveSession()  # one of the process's own (a notebook's, a test's)
             if self._session is not None:
                 self._owns_session = False
+                self.master = self._session.sparkContext.master  # the session's, whatever --master said
                 return self._session
             builder = SparkSession.builder.master(self.master).appName("rankhouse")
             builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -175,6 +225,11 @@ class SparkEngine(DuckDBEngine):
             except Exception as exc:  # Java missing or too old, a master that does not answer
                 raise RankhouseError(f"cannot start Spark on {self.master}: {str(exc).splitlines()[0]}") from None
         return self._session
+
+    def start(self) -> None:
+        """Start the SparkSession now (a few seconds), so that a master that does not answer is refused
+        before a command opens its warehouse."""
+        self.session  # noqa: B018 - the property starts it
 
     def workdir(self, runner: Runner) -> Path:
         """The folder of the Parquet files: the one given, else `<warehouse>.spark/` (a temporary one
@@ -228,14 +283,14 @@ class SparkEngine(DuckDBEngine):
         folder = self._folder(runner, model.table, runner.fingerprint(model.name))
         try:
             rows = self.session.sql(text)
-            rows.write.mode("overwrite").parquet(str(folder))
+            rows.write.mode("overwrite").parquet(folder.as_uri())
         except RankhouseError:
             raise
         except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError, ...
             raise ModelError(model.name, f"failed on Spark: {_first_line(exc)}") from None
         self._hand_back(runner, model, sql, folder)
         # the schema given, Spark reads no file to infer it
-        self.session.read.schema(rows.schema).parquet(str(folder)).createOrReplaceTempView(self.view(model.table))
+        self.session.read.schema(rows.schema).parquet(folder.as_uri()).createOrReplaceTempView(self.view(model.table))
         self._registered[model.table] = runner.fingerprint(model.name)
 
     def _hand_back(self, runner: Runner, model: Model, sql: str, folder: Path) -> None:
@@ -249,15 +304,40 @@ class SparkEngine(DuckDBEngine):
         columns = reader.schema.names
         if len(columns) != len(described):
             raise ModelError(model.name, f"Spark gave {len(columns)} columns, DuckDB's SQL {len(described)}")
-        casts = ", ".join(
-            f'CAST("{spark.replace(chr(34), chr(34) * 2)}" AS {row[1]}) AS "{row[0].replace(chr(34), chr(34) * 2)}"'
-            for spark, row in zip(columns, described)
-        )
+        casts = column_casts(columns, described)
         wh.con.register("rh_spark_rows", reader)
         try:
             wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS SELECT {casts} FROM rh_spark_rows")
         finally:
             wh.con.unregister("rh_spark_rows")
+
+    def audit(self, runner: Runner, model: Model, audit: Audit) -> tuple[list[str], list[tuple]]:
+        """The rows that break `audit`, found where the model was computed: on Spark, against the model's
+        Spark view, for a model that runs there (its offending rows cast to the warehouse's column types,
+        so that the AuditError reads as on DuckDB); in DuckDB otherwise.
+
+        Example: columns, bad = engine.audit(runner, model, model.audits[0])
+        """
+        if self.runs_on(model, runner.project) == "duckdb":
+            return super().audit(runner, model, audit)
+        self._register(runner, model.table)  # a view's Spark view (a table's was registered when built)
+        text = spark_sql(model, audit_sql(model, audit), self.view)
+        try:
+            found = self.session.sql(text).toArrow()
+        except Exception as exc:
+            raise ModelError(model.name, f"audit {audit} failed to run on Spark: {_first_line(exc)}") from None
+        if not found.num_rows:
+            return found.schema.names, []
+        return _in_duckdb_types(runner.wh, model, found)
+
+    def discard(self, runner: Runner, model: Model) -> None:
+        """Forget what a failed build or audit of `model` left on Spark: its view and its Parquet output
+        (the warehouse rolls its table back; a later reader exports that table again)."""
+        self._registered.pop(model.table, None)
+        if self._session is not None:
+            self._session.catalog.dropTempView(self.view(model.table))
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir / model.table.replace(".", "/"), ignore_errors=True)
 
     def _register(self, runner: Runner, ref: str) -> None:
         """Make `ref` readable on Spark as its view: a portable view model as a view of its transpiled
@@ -281,7 +361,7 @@ class SparkEngine(DuckDBEngine):
         else:
             folder = self._folder(runner, ref, key)
             self._export(runner, ref, folder / "rows.parquet")
-            self.session.read.parquet(str(folder)).createOrReplaceTempView(self.view(ref))
+            self.session.read.parquet(folder.as_uri()).createOrReplaceTempView(self.view(ref))
         self._registered[ref] = key
 
     def _export(self, runner: Runner, ref: str, path: Path) -> None:
@@ -302,6 +382,21 @@ class SparkEngine(DuckDBEngine):
         for folder in self._own_tmp:
             shutil.rmtree(folder, ignore_errors=True)
         self._own_tmp = []
+
+
+def _in_duckdb_types(wh: Warehouse, model: Model, found) -> tuple[list[str], list[tuple]]:
+    """An audit's offending rows from Spark (an Arrow table), each column that is one of the model's cast
+    to the type the warehouse gives it (an audit's own columns, such as `copies`, as they are)."""
+    types = {name.lower(): kind for name, kind, *_ in wh.sql(f"DESCRIBE {model.table}")}
+    select = ", ".join(
+        column_casts([name], [(name, types[name.lower()])]) if name.lower() in types else quoted(name)
+        for name in found.schema.names
+    )
+    wh.con.register("rh_spark_audit", found)
+    try:
+        return wh.columns(f"SELECT {select} FROM rh_spark_audit")
+    finally:
+        wh.con.unregister("rh_spark_audit")
 
 
 def _first_line(exc: BaseException) -> str:
