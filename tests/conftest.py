@@ -264,7 +264,7 @@ def trec_sample_study(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     """The test session's one SparkSession (local[2], small shuffles, no UI), for every Spark test
     module; skips the test without pyspark or Java. On the fixtures' few rows Spark spends more time
     compiling than running, so it generates no code and its JVM compiles with C1 only (measured on two
@@ -288,6 +288,7 @@ def spark():
         .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
         .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))  # not ./spark-warehouse
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
