@@ -35,7 +35,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.model | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.model | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	touch $(VENV)/.installed $@
 
 $(VENV)/.installed-bench: pyproject.toml $(VENV)/.model | $(BIN)/python
