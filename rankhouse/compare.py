@@ -30,7 +30,7 @@ from rankhouse.progress import Progress
 from rankhouse.resample import store_permutation_plan, store_plan
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import Runner
+from rankhouse.warehouse.runner import DuckDBEngine, Runner
 
 TESTS = {
     "t": "paired t-test",
@@ -308,8 +308,10 @@ def compare(
     options: CompareOptions = CompareOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
     progress: Progress | None = None,
+    engine: DuckDBEngine | None = None,
 ) -> CompareResult:
-    """Load `qrels` and `runs` into `wh`, compute the measures and the comparisons with the baseline.
+    """Load `qrels` and `runs` into `wh`, compute the measures and the comparisons with the baseline on
+    `engine` (DuckDB by default; a SparkEngine gives the same table: the plans are stored tables).
 
     >>> with Warehouse(":memory:") as wh:  # doctest: +SKIP
     ...     print(compare(wh, "qrels.test", ["a.run", "b.run"], ["AP"]).text())
@@ -318,7 +320,9 @@ def compare(
     if len(runs) < 2:
         raise RankhouseError("compare needs at least two runs: a baseline and a run to compare with it")
     eval_options = EvalOptions()
-    evaluated = evaluate(wh, qrels, list(runs), measure_specs, eval_options, on_load=on_load, progress=progress)
+    evaluated = evaluate(
+        wh, qrels, list(runs), measure_specs, eval_options, on_load=on_load, progress=progress, engine=engine
+    )
     names = evaluated.runs
     if len(set(names)) < len(names):
         raise RankhouseError(f"two runs have the same name ({', '.join(names)}): give each its own")
@@ -344,7 +348,7 @@ def compare(
         "significance_level": float(options.alpha),
     }
     project = Project.load(params=params)
-    Runner(wh, project, params).run(project.select(TARGETS), progress=progress)
+    Runner(wh, project, params, engine=engine).run(project.select(TARGETS), progress=progress)
     return read_comparisons(wh, names, baseline, measures, options, evaluated.summary, queries)
 
 

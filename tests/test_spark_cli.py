@@ -82,6 +82,23 @@ def test_eval_on_spark_gives_duckdbs_numbers(spark, tmp_path, capsys):
     assert spark.range(3).count() == 3  # the test session's SparkSession is still running
 
 
+def test_compare_on_spark_gives_duckdbs_table(spark, tmp_path, capsys):
+    args = ["compare", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", "-m", "AP", "-m", "nDCG@10",
+            "--test", "randomization", "--replicates", "1000", "--format", "json"]  # fmt: skip
+    status, duck, err = cli(capsys, *args)
+    assert status == 0, err
+    db = tmp_path / "w.duckdb"
+    status, sparked, err = cli(capsys, *args, "--engine", "spark", "--master", "local[2]", "--db", db, "-v")
+    assert status == 0, err
+    assert "starting Spark" in err
+    duck, sparked = json.loads(duck), json.loads(sparked)
+    assert same_tree(sparked, duck)
+    assert duck["runs"]["results.trunc"]["AP"]["p_value"] is not None and duck["replicates"] == 1000
+    with Warehouse(db, read_only=True) as wh:
+        notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
+    assert notes["paired_randomization_tests"].startswith("built on spark 4.")
+
+
 @pytest.fixture(scope="module")
 def spark_study(spark, tmp_path_factory):
     """trec_sample prepared by `rankhouse study prepare --engine spark` and frozen (root/p), then a copy of
@@ -288,6 +305,8 @@ COMMANDS = {
     "study prepare": ["study", "prepare", PROTOCOL, "--db", "{db}"],
     "study evaluate": ["study", "evaluate", PROTOCOL, "--db", "{db}", "--out", "{out}"],
     "study run": ["study", "run", PROTOCOL, "--db", "{db}", "--out", "{out}"],
+    "compare": ["compare", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", "--db", "{db}"],
+    "demo": ["demo", "--study", "trec_sample", "--db", "{db}", "--out", "{out}"],
 }
 REFUSED = {
     "master without spark": (["--master", "local[2]"], "--master is for --engine spark"),

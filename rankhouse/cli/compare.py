@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import LabelsOption, say
+from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
 from rankhouse.progress import TextProgress
@@ -55,19 +56,30 @@ def compare_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
     labels: LabelsOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    spark_workdir: SparkWorkdirOption = None,
 ) -> None:
     """Compare runs with a baseline: per measure the mean, the paired difference with its interval, the
     p-value (adjusted for multiple testing) and a mark where it is below alpha.
 
     Example: rankhouse compare qrels.test bm25.run dense.run -m AP -m nDCG@10 --test randomization
+
+    Example: rankhouse compare qrels.test bm25.run dense.run --engine spark --master spark://host:7077
     """
     if output_format not in FORMATS:
         raise RankhouseError(f"--format is one of {', '.join(FORMATS)}, not {output_format!r}")
     options = CompareOptions(baseline, test, correction, alpha, replicates, seed)
-    with Warehouse(db, labels) as wh:
+    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    with engine_started(builder, say if verbose else _silent), Warehouse(db, labels) as wh:
         result = compare(
             wh, qrels, list(runs), measure, options,
             on_load=(lambda r: say(str(r))) if verbose else None,
             progress=TextProgress() if verbose else None,
+            engine=builder,
         )  # fmt: skip
     print(result.render(output_format))
+
+
+def _silent(message: str) -> None:
+    """No note (rankhouse compare reports only with -v)."""

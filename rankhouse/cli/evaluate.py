@@ -188,8 +188,12 @@ def demo_command(
     study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    spark_workdir: SparkWorkdirOption = None,
 ) -> None:
-    """The main job on the default warehouse: the BANKING77 study, end to end.  Example: rankhouse demo"""
+    """The main job on the default warehouse: the BANKING77 study, end to end (its portable models on
+    --engine: duckdb, or spark).  Example: rankhouse demo; rankhouse demo --study trec_sample --engine spark"""
     from rankhouse.cli.study import _evaluate, _output_dir, _study
 
     sink = progress_sink(quiet, json_lines)
@@ -205,9 +209,10 @@ def demo_command(
         raise RankhouseError(f"no study {study!r} in {protocol.parent}{did_you_mean(study, known)}")
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
+    builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
-    with Warehouse(db) as wh:
-        studied = _study(loaded, wh, None, sink)
+    with engine_started(builder, sink.say), Warehouse(db) as wh:
+        studied = _study(loaded, wh, None, sink, engine=builder)
         studied.prepare()
         studied.freeze()
         _evaluate(studied, out)
