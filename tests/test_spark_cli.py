@@ -180,6 +180,22 @@ def test_a_study_prepared_on_spark_is_evaluated_by_duckdb(spark_study):
     assert all(notes[name] is None for name in study.evaluate_models)  # built by DuckDB
 
 
+def test_a_study_prepared_by_duckdb_is_evaluated_on_spark(spark, trec_sample_study, trec_sample_run, tmp_path, capsys):
+    shutil.copy(trec_sample_study.frozen, tmp_path / "w.duckdb")  # prepared and frozen by DuckDB, not evaluated
+    shutil.copytree(trec_sample_study.frozen.parent / "freezes", tmp_path / "freezes")
+    db, out = tmp_path / "w.duckdb", tmp_path / "out"
+    status, _, err = cli(capsys, "study", "evaluate", PROTOCOL, "--db", db, "--out", out, "--engine", "spark")
+    assert status == 0, err  # DuckDB's freeze verified (evaluate refuses a freeze that is not intact)
+    with Warehouse(db, read_only=True) as wh:
+        notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
+    assert notes["run_measures"].startswith("built on spark 4.") and notes["run_ranking"] is None  # DuckDB's
+    duck = trec_sample_run[0] / "out"
+    results = [json.loads((folder / "results.json").read_text()) for folder in (out, duck)]
+    assert same_tree(*results)
+    expected, got = per_query(duck / "per_query.csv"), per_query(out / "per_query.csv")
+    assert len(got) == len(expected) > 50 and all(same_tree(a, b) for a, b in zip(got, expected))
+
+
 class Recorder:
     """A SparkSession that keeps the text of every SQL statement it is asked to run: what ran on Spark."""
 
