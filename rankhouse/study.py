@@ -55,6 +55,7 @@ from rankhouse.warehouse.freeze import (
     check_recorded,
     frozen_otherwise,
     read_freezes,
+    row_digest,
     table_digest,
     write_freeze,
 )
@@ -435,8 +436,9 @@ class Study:
         for item in self.protocol.generated:
             GENERATORS[item.kind].run(context, item.key, item.options)
 
-    def snapshot(self, export: str = CANONICAL_EXPORT) -> dict:
-        """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables."""
+    def snapshot(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None) -> dict:
+        """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables
+        (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry)."""
         runner = self.runner()
         models = {}
         for name in self.prepare_models:
@@ -452,7 +454,7 @@ class Study:
             "parameters": self.protocol.parameters,
             "models": models,
             "objects": self._object_digests(),
-            "tables": self._table_digests(export),
+            "tables": self._table_digests(export, known),
         }
 
     def _object_digests(self) -> dict[str, str | None]:
@@ -473,21 +475,34 @@ class Study:
                     frozen[ref] = ()
         return dict(sorted(frozen.items()))
 
-    def _table_digests(self, export: str = CANONICAL_EXPORT) -> dict[str, dict | None]:
-        """SHA-256 of the canonical export and row count of every frozen table (None if missing)."""
+    def _table_digests(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None) -> dict[str, dict | None]:
+        """SHA-256 of the canonical export, row count and row digest of every frozen table (None if
+        missing). A table whose row digest is the one `known` recorded (taken by this DuckDB version)
+        keeps `known`'s entry without a canonical export (rankhouse/warehouse/freeze.py: row digest)."""
+        recorded = {}
+        if known is not None and known.record.get("duckdb_version") == duckdb.__version__:
+            recorded = known.record["tables"]
         digests = {}
         for table, grain in self.frozen_tables().items():
             if not self.wh.table_exists(table):
                 digests[table] = None
                 continue
+            quick = row_digest(self.wh, table)
+            before = recorded.get(table) or {}
+            if before.get("quick") == quick:
+                digests[table] = before
+                continue
             digest, rows = table_digest(self.wh, table, grain, export)
-            digests[table] = {"sha256": digest, "rows": rows}
+            digests[table] = {"sha256": digest, "rows": rows, "quick": quick}
         return digests
 
-    def freeze(self, supersedes: str | None = None, reason: str | None = None) -> tuple[Freeze, bool]:
+    def freeze(
+        self, supersedes: str | None = None, reason: str | None = None, full: bool = False
+    ) -> tuple[Freeze, bool]:
         """Freeze the prepared study; returns (the freeze, whether it is new).
 
-        An identical latest freeze is reused. A study that changed since its latest freeze needs
+        An identical latest freeze is reused (a table whose row digest is the latest freeze's is not
+        exported again unless `full`). A study that changed since its latest freeze needs
         `supersedes` naming that freeze and a `reason`; the correction is a new freeze file.
         """
         problems = self.content_problems()
@@ -498,7 +513,7 @@ class Study:
         latest = existing[-1] if existing else None
         # compared with the latest freeze as it was made (an older freeze: 12-digit floats, no objects)
         export = latest.record.get("canonical_export", CANONICAL_EXPORT) if latest else CANONICAL_EXPORT
-        snapshot = self.snapshot(export)
+        snapshot = self.snapshot(export, None if full else latest)
         snapshot_content = _content(snapshot)
         if latest and "objects" not in latest.record:
             snapshot_content["objects"] = None
@@ -547,12 +562,13 @@ class Study:
             if i.key in digests
         }
 
-    def verify(self, freeze: Freeze) -> list[str]:
+    def verify(self, freeze: Freeze, full: bool = False) -> list[str]:
         """Everything that changed since `freeze`; empty if the freeze is intact.
 
         Recomputed from scratch: the freeze file's own hash, the protocol's, every input file's, every
         prepare model's fingerprint (its SQL, parameters, parents and loaded data as they are now) and
-        every frozen table's canonical export.
+        every frozen table's row digest, its canonical export where that digest is not the frozen one
+        (or for every table if `full`, or if the freeze has no row digests or is another DuckDB's).
         """
         problems = []
         recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
@@ -576,7 +592,9 @@ class Study:
             "parameters": self.protocol.parameters,
             "models": {name: runner.fingerprint(name) for name in self.prepare_models},
             "objects": self._object_digests(),
-            "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT)),
+            "tables": self._table_digests(
+                freeze.record.get("canonical_export", CANONICAL_EXPORT), None if full else freeze
+            ),
         }
         for name in self.prepare_models:
             if runner.last_built(name) != runner.fingerprint(name):
@@ -587,14 +605,15 @@ class Study:
                 )
         return problems + describe_changes(freeze.record, now)
 
-    def evaluate(self, reload: bool = False) -> Evaluation:
-        """Verify the latest freeze, open the gate, run the evaluate models, keep their results by freeze.
-        Labels edited since they were loaded are refused; `reload` loads them again from their files."""
+    def evaluate(self, reload: bool = False, full: bool = False) -> Evaluation:
+        """Verify the latest freeze (`full`: every table's canonical export again), open the gate, run the
+        evaluate models, keep their results by freeze. Labels edited since they were loaded are refused;
+        `reload` loads them again from their files."""
         existing = self.freezes()
         if not existing:
             raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
         freeze = existing[-1]
-        problems = self.verify(freeze)
+        problems = self.verify(freeze, full)
         if problems:
             raise RankhouseError(
                 f"the labels stay closed: study {self.protocol.name} changed since freeze {freeze.freeze_id}:\n  "
@@ -662,8 +681,9 @@ class Study:
         self.freeze()
         return self.evaluate()
 
-    def status(self) -> list[str]:
-        """Where the study stands, line by line: stage, inputs, prepare models, freezes, evaluation."""
+    def status(self, full: bool = False) -> list[str]:
+        """Where the study stands, line by line: stage, inputs, prepare models, freezes, evaluation
+        (`full`: the latest freeze verified with every table's canonical export)."""
         lines = [
             f"study      {self.protocol.name}" + (f": {self.protocol.description}" if self.protocol.description else "")
         ]
@@ -687,7 +707,7 @@ class Study:
             lines.append(f"freeze     {freeze.freeze_id} at {freeze.record['created_at']}{note}")
         if existing:
             latest = existing[-1]
-            problems = self.verify(latest)
+            problems = self.verify(latest, full)
             lines.append(
                 f"current    {latest.freeze_id}: " + ("intact" if not problems else "CHANGED: " + "; ".join(problems))
             )
@@ -721,7 +741,7 @@ def _content(record: dict) -> dict:
         "parameters": record.get("parameters"),
         "models": record["models"],
         "objects": record.get("objects"),
-        "tables": record["tables"],
+        "tables": {t: e and {"sha256": e["sha256"], "rows": e["rows"]} for t, e in record["tables"].items()},
     }
 
 
@@ -751,9 +771,10 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
     for name in sorted(set(frozen_objects) & set(now.get("objects", {}))):
         if frozen_objects[name] != now["objects"][name]:
             changes.append(f"the definition of models.{name} in the warehouse differs from the frozen one")
-    for table in sorted(set(recorded["tables"]) | set(now["tables"])):
-        if now["tables"].get(table) is None:
+    frozen_tables, now_tables = _content(recorded)["tables"], _content(now)["tables"]  # row digests aside
+    for table in sorted(set(frozen_tables) | set(now_tables)):
+        if now_tables.get(table) is None:
             changes.append(f"table {table} is missing")
-        elif recorded["tables"].get(table) != now["tables"].get(table):
+        elif frozen_tables.get(table) != now_tables.get(table):
             changes.append(f"table {table} differs from its frozen export (edited after the freeze?)")
     return changes

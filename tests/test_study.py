@@ -226,6 +226,57 @@ def test_evaluate_refuses_after_any_change_since_the_freeze(env, tamper, evaluat
     assert state(root) == before
 
 
+def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, monkeypatch):
+    import rankhouse.study as study_module
+
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    frozen = json.loads((root / "freezes" / "gated-1.json").read_text())["tables"]
+    assert all(len(entry["quick"]) == 64 for entry in frozen.values())
+    exported = []
+
+    def counted(wh, table, *args):
+        if table in frozen:
+            exported.append(table)
+        return table_digest(wh, table, *args)
+
+    monkeypatch.setattr(study_module, "table_digest", counted)
+    wh, study = open_study(root, protocol)
+    with wh:
+        freeze = study.freezes()[-1]
+        assert study.verify(freeze) == [] and exported == []  # every row digest is the frozen one
+        assert study.verify(freeze, full=True) == [] and sorted(exported) == sorted(frozen)
+    message = tamper_table(root, protocol)
+    exported.clear()
+    wh, study = open_study(root, protocol)
+    with wh:
+        problems = study.verify(study.freezes()[-1])
+    assert exported == ["models.measure_requests"] and any(message in p for p in problems)
+    with Warehouse(root / "w.duckdb") as wh:  # undone: the same rows give the frozen digests again
+        wh.sql("UPDATE models.measure_requests SET cutoff = 5 WHERE measure = 'P@5'")
+    wh, study = open_study(root, protocol)
+    with wh:
+        assert study.verify(study.freezes()[-1]) == []
+
+
+def test_a_freeze_without_row_digests_is_verified_by_its_canonical_exports(env):
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    path = root / "freezes" / "gated-1.json"
+    record = json.loads(path.read_text())
+    for entry in record["tables"].values():
+        del entry["quick"]  # as an older rankhouse wrote it
+    data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    path.write_bytes(data)
+    with Warehouse(root / "w.duckdb") as wh:
+        wh.sql("UPDATE meta.freezes SET file_sha256 = ?", [hashlib.sha256(data).hexdigest()])
+    wh, study = open_study(root, protocol)
+    with wh:
+        assert study.verify(study.freezes()[-1]) == []
+        wh.sql("UPDATE models.measure_requests SET cutoff = 3 WHERE measure = 'P@5'")
+        assert any("models.measure_requests differs" in p for p in study.verify(study.freezes()[-1]))
+
+
 def test_a_freeze_file_is_never_overwritten(env):
     root, protocol = env
     prepared_and_frozen(root, protocol)

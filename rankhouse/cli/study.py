@@ -34,6 +34,14 @@ OutOption = Annotated[
 ReloadOption = Annotated[
     bool, typer.Option("--reload", help="Load every input of this stage again from its file (after rows were edited).")
 ]
+FullOption = Annotated[
+    bool,
+    typer.Option(
+        "--full",
+        help="Take every frozen table's canonical export (SHA-256 over its sorted rows) again, not only where "
+        "its row digest differs from the freeze's (minutes on a large plan, instead of a scan).",
+    ),
+]
 
 
 def _study(
@@ -89,15 +97,16 @@ def freeze_command(
     freezes: FreezesOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
+    full: FullOption = False,
 ) -> None:
     """Hash the prepared outputs into freezes/<study>-<n>.json.  Example: rankhouse study freeze studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
     with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes, sink).freeze(supersedes, reason)
+        _study(protocol, wh, freezes, sink).freeze(supersedes, reason, full)
 
 
-def _evaluate(study: Study, out: Path | None, reload: bool = False) -> None:
-    evaluation = study.evaluate(reload)
+def _evaluate(study: Study, out: Path | None, reload: bool = False, full: bool = False) -> None:
+    evaluation = study.evaluate(reload, full)
     study.say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
         for path in write_outputs(study, evaluation, out):
@@ -112,7 +121,7 @@ def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption 
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
                      json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                      master: engines.MasterOption = None,
-                     spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
+                     spark_workdir: engines.SparkWorkdirOption = None, full: FullOption = False) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
     default out/<study>/ beside the warehouse); the freeze verifies whichever engine prepared the study.
     Example: rankhouse study evaluate studies/x.toml"""
@@ -121,7 +130,7 @@ def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption 
     out = _output_dir(loaded, out, db)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
-        _evaluate(_study(loaded, wh, freezes, sink, builder), out, reload)
+        _evaluate(_study(loaded, wh, freezes, sink, builder), out, reload, full)
 
 
 @study_app.command("run")
@@ -145,7 +154,8 @@ def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEF
 
 @study_app.command("status")
 def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                   freezes: FreezesOption = None) -> None:  # fmt: skip
-    """The study's stage, its freezes, whether the latest is intact.  Example: rankhouse study status studies/x.toml"""
+                   freezes: FreezesOption = None, full: FullOption = False) -> None:  # fmt: skip
+    """The study's stage, its freezes, whether the latest is intact (by row digests; --full: by canonical
+    exports).  Example: rankhouse study status studies/x.toml --full"""
     with Warehouse(db, labels) as wh:
-        print("\n".join(_study(protocol, wh, freezes, Progress()).status()))
+        print("\n".join(_study(protocol, wh, freezes, Progress()).status(full)))

@@ -11,6 +11,15 @@ Canonical export of a table (what its SHA-256 is taken over), so that anyone can
 - the lines are cut into chunks of 100,000 (the last may be shorter); the digest is the SHA-256 of
   the chunks' SHA-256 hex digests joined by newlines (so that chunks hash in parallel). An empty
   table has one empty chunk.
+Row digest (`quick` in a freeze's table entry), taken with the canonical SHA-256 when a table is frozen:
+the SHA-256 of the column names and types, the row count, and the exact sum and the bitwise xor of
+DuckDB's 64-bit hash of every row (one scan, no sort: 0.4 s for the 30.8M-row resample plan where the
+canonical export takes about a minute). Verifying a freeze (study status, evaluate, a query's labels)
+takes the row digest again: the same digest, from the DuckDB version that took it, means the rows the
+canonical SHA-256 was taken over; any other digest (or another DuckDB version, whose hash may differ)
+takes the canonical export again, which decides. `--full` takes the canonical export of every table.
+The row digest is not a cryptographic hash: it finds any edit, not a forgery built against DuckDB's
+hash function; the canonical SHA-256 stays the freeze's record.
 Older freezes wrote floating-point numbers with 12 significant digits (their `canonical_export`
 says `%.12g`, CANONICAL_EXPORT_12G); they are verified the way they were written.
 
@@ -104,6 +113,21 @@ def table_digest(
         """
     )[0]
     return digest, rows
+
+
+def row_digest(wh: Warehouse, table: str) -> str:
+    """The row digest of `table` (a table name or a parenthesised query): one scan, order-independent.
+
+    >>> row_digest(wh, "raw.resample_plans")  # doctest: +SKIP
+    '3b0f...'
+    """
+    described = wh.sql(f"DESCRIBE SELECT * FROM {table}")
+    rows, total, xor = wh.sql(
+        f"SELECT count(*), coalesce(sum(hash(rh_row)::HUGEINT), 0), coalesce(bit_xor(hash(rh_row)), 0) "
+        f"FROM {table} AS rh_row"
+    )[0]
+    columns = "".join(f"{name}\t{kind}\n" for name, kind, *_ in described)
+    return hashlib.sha256(f"{columns}{rows}\t{total}\t{xor}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
