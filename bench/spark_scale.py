@@ -26,6 +26,7 @@ retrieve (the first one relevant, so every query has one). The files are written
     python bench/spark_scale.py --queries 100000 --readme        # 10M lines; the README's section
     python bench/spark_scale.py --scale-up 4 --spark-memory 4g   # then 4,000,000 x 100
     python bench/spark_scale.py --queries 10000 --only duckdb --out /tmp/scale.json
+    python bench/spark_scale.py --from-results /tmp/scale.json --readme    # the section of an earlier run
 """
 
 from __future__ import annotations
@@ -231,13 +232,15 @@ def measure(
 
         builder = SparkEngine(MASTER, workdir)
         builder.start()
+        driver_memory = builder.session.sparkContext.getConf().get("spark.driver.memory", "1g (Spark's default)")
     else:
-        builder = DuckDBEngine()
+        builder, driver_memory = DuckDBEngine(), None
     try:
         startup = time.perf_counter()
         with Warehouse(":memory:") as wh:
             if duckdb_memory:
                 wh.sql(f"SET memory_limit = '{memory_bytes(duckdb_memory) // 2**20}MiB'")
+            memory_limit = wh.sql("SELECT current_setting('memory_limit')")[0][0]  # as DuckDB took it
             _, (name,) = load_inputs(wh, qrels, [f"scale={run}"])
             wh.open_gate()
             loaded = time.perf_counter()
@@ -265,7 +268,8 @@ def measure(
         "means": {m: means[m] for m in MEASURES},
         "slowest_models": [[m.model, round(m.seconds, 2)] for m in slowest],
         "duckdb_memory_limit": duckdb_memory,
-        "spark_memory": spark_memory if engine == "spark" else None,
+        "duckdb_memory_limit_in_force": memory_limit,
+        "spark_driver_memory_in_force": driver_memory,
     }
 
 
@@ -337,10 +341,13 @@ def run_engine(
             if line.strip():
                 say(f"  [{engine}] {line}")
 
-        done = run_measured(command, env=env, folders=folders, echo=echo, heartbeat=60)
+        load_before = os.getloadavg()[0]
+        done = run_measured(command, env=env, folders=folders, echo=echo, every=0.25, heartbeat=60)
+    # polling can miss a short peak that wait4 saw: the larger of the two is the nearer lower bound
     result = {
         "wall_seconds": done["wall_seconds"], "peak_tree_rss_mb": done["peak_tree_rss_mb"],
-        "peak_rss_mb": done["peak_rss_mb"], "peak_disk_mb": done["peak_disk_mb"],
+        "peak_rss_mb": done["peak_rss_mb"], "peak_memory_mb": max(done["peak_tree_rss_mb"], done["peak_rss_mb"]),
+        "peak_disk_mb": done["peak_disk_mb"], "load_average": [load_before, os.getloadavg()[0]],
     }  # fmt: skip
     if done["returncode"]:
         lines = [line for line in done["stderr"].splitlines() if line.strip()]
@@ -349,7 +356,7 @@ def run_engine(
         say(f"  {engine} failed ({result['error']})")
         return result
     result |= json.loads(done["stdout"].strip().splitlines()[-1])
-    say(f"  {engine}: {result['seconds']:.1f} s files to numbers, peak {result['peak_tree_rss_mb']:,.0f} MB")
+    say(f"  {engine}: {result['seconds']:.1f} s files to numbers, peak {result['peak_memory_mb']:,.0f} MB")
     return result
 
 
@@ -436,8 +443,8 @@ def section(results: dict) -> str:
             + (f"; DuckDB memory_limit {limit} in both processes" if limit else "; DuckDB's default memory_limit")
             + "):",
             "",
-            "| engine | files to numbers (s) | load (s) | measures (s) | process wall (s) | peak memory, process "
-            "tree (MB) | peak DuckDB spill (MB) | peak Spark local dir (MB) | Parquet handed over (MB) |",
+            "| engine | files to numbers (s) | load (s) | measures (s) | process wall (s) | peak memory (MB) | "
+            "peak DuckDB spill (MB) | peak Spark local dir (MB) | Parquet handed over (MB) |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for engine, r in stage_result["engines"].items():
@@ -447,7 +454,7 @@ def section(results: dict) -> str:
                 if r.get("failed")
                 else [f"{r['seconds']:.1f}", f"{r['load_seconds']:.1f}", f"{r['measure_seconds']:.1f}"]
             )
-            cells = [engine, *measured, f"{r['wall_seconds']:.1f}", _mb(r["peak_tree_rss_mb"])]
+            cells = [engine, *measured, f"{r['wall_seconds']:.1f}", _mb(r["peak_memory_mb"])]
             cells += [_mb(disk[name]) for name in ("duckdb_spill", "spark_local", "handover")]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -455,11 +462,15 @@ def section(results: dict) -> str:
         if len(done) == 2:
             faster, slower = sorted(done, key=lambda e: done[e]["seconds"])
             ratio = done[slower]["seconds"] / done[faster]["seconds"]
-            memory = done["spark"]["peak_tree_rss_mb"] / done["duckdb"]["peak_tree_rss_mb"]
+            memory = done["spark"]["peak_memory_mb"] / done["duckdb"]["peak_memory_mb"]
             lines.append(
                 f"{faster} is {ratio:.1f}x faster from files to numbers; Spark's process tree peaks at "
                 f"{memory:.1f}x DuckDB's memory."
             )
+        loads = [f"{e} {r['load_average'][0]:.1f} -> {r['load_average'][1]:.1f}"
+                 for e, r in stage_result["engines"].items() if "load_average" in r]  # fmt: skip
+        if loads:
+            lines.append(f"Load average (1 min) on the machine as each began and ended: {', '.join(loads)}.")
         equality = stage_result.get("equality")
         if equality:
             verdict = "equal" if equality["equal"] else f"NOT equal ({equality['different']:,} differ)"
@@ -514,11 +525,17 @@ def main() -> None:
         help="where the results go (JSON); the per-query values beside it",
     )
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    parser.add_argument(
+        "--from-results", type=Path, metavar="FILE", help="measure nothing: the section of an earlier --out file"
+    )
     for hidden in ("--child", "--run", "--qrels", "--values", "--workdir", "--duckdb-memory"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
+        return
+    if args.from_results:
+        finish(json.loads(args.from_results.read_text()), args.readme)
         return
     memory_bytes(args.spark_memory)  # refused here, before anything runs
     if args.scale_up < 1:
@@ -545,9 +562,14 @@ def main() -> None:
             )
         )
     args.out.write_text(json.dumps(results, indent=2) + "\n")
+    finish(results, args.readme)
+
+
+def finish(results: dict, readme: bool) -> None:
+    """Print the README's section of `results`; with `readme`, write it between README.md's markers."""
     text = section(results)
     print(text, end="")
-    if args.readme:
+    if readme:
         rewrite_readme(ROOT / "README.md", text)
         say(f"rewrote README.md between {BEGIN} and {END}")
 

@@ -123,3 +123,14 @@ def test_compare_fails_when_it_should(bench, tmp_path):
     assert not null["equal"] and null["examples"] == [["q1", "RR", None, 0.5]]
     renamed = against([(q, "nDCG@10" if m == "AP" else m, v) for q, m, v in rows])
     assert not renamed["equal"] and renamed["one_side"] == 4
+
+
+def test_readme_section_is_rewritten_between_the_markers_only(bench, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# head\n\nbefore\n{bench.BEGIN}\nold figures\n{bench.END}\nafter\n")
+    bench.rewrite_readme(readme, "new figures\n")
+    assert readme.read_text() == f"# head\n\nbefore\n{bench.BEGIN}\nnew figures\n{bench.END}\nafter\n"
+    readme.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="needs one line"):
+        bench.rewrite_readme(readme, "new figures\n")
+    assert readme.read_text() == "no markers\n"  # refused: nothing written
