@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 
 def installed(module: str) -> bool:
@@ -26,15 +31,124 @@ def run_child(script: str, *args: str) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as scratch:
         env["NUMBA_CACHE_DIR"] = os.path.join(scratch, "numba")
+        done = run_measured([sys.executable, script, "--child", *args], env=env)
+    if done["returncode"]:
+        sys.exit(f"{script} --child {' '.join(args)} failed:\n{done['stderr']}")
+    result = json.loads(done["stdout"].strip().splitlines()[-1])
+    result["peak_rss_mb"] = done["peak_rss_mb"]
+    return result
+
+
+def tree_rss_mb(root: int) -> float:
+    """The resident memory of process `root` and all its descendants, summed (MB; from /proc, Linux only):
+    what a Python process that starts a JVM holds, the JVM included.
+
+    >>> tree_rss_mb(os.getpid()) > 0
+    True
+    """
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold blanks
+        except OSError:  # the process ended meanwhile
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)  # fields[1]: the parent's pid
+        rss[pid] = int(fields[21])  # resident pages
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def folder_mb(pattern: str | Path) -> float:
+    """The bytes of the files under the folders that `pattern` (a path, or a glob such as `tmp/*/spill`)
+    names (MB; 0 when there is none), read while other processes write and delete there.
+
+    >>> folder_mb("/no/such/folder")
+    0.0
+    """
+    total = 0
+    for folder in glob.glob(str(pattern)):
+        for root, _, files in os.walk(folder):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:  # deleted meanwhile
+                    pass
+    return total / 2**20
+
+
+def run_measured(
+    command: list[str],
+    env: dict | None = None,
+    folders: dict[str, str | Path] | None = None,
+    echo: Callable[[str], None] | None = None,
+    every: float = 0.5,
+    heartbeat: float | None = None,
+) -> dict:
+    """Run `command` in a fresh process and measure it as it runs: returns its returncode, stdout, stderr,
+    `wall_seconds`, `peak_rss_mb` (its own rusage, read by wait4: the process alone), `peak_tree_rss_mb`
+    (the process and its descendants, e.g. a JVM, summed and polled every `every` seconds) and, for each
+    of `folders` (a name -> a folder or glob: folder_mb), the peak MB of its files as `peak_disk_mb[name]`.
+    Each line the process writes to stderr is passed to `echo` as it comes, and every `heartbeat`
+    seconds a line `... N s, M MB` (its memory now). A failing process is returned, not raised.
+
+    Example: run_measured([sys.executable, "-c", "print(1)"])["stdout"] gives '1\\n'.
+    """
+    folders = folders or {}
+    peaks = {"tree": 0.0, **{name: 0.0 for name in folders}}
+    with tempfile.TemporaryDirectory() as scratch:
         out_path, err_path = os.path.join(scratch, "out"), os.path.join(scratch, "err")
         with open(out_path, "w") as out, open(err_path, "w") as err:
-            child = subprocess.Popen([sys.executable, script, "--child", *args], stdout=out, stderr=err, env=env)
+            started = time.perf_counter()
+            child = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+            stop = threading.Event()
+
+            def poll() -> None:
+                with open(err_path) as lines:
+                    pending, beat = "", heartbeat
+                    while True:
+                        ended = stop.is_set()  # one last round after the process ended
+                        now = tree_rss_mb(child.pid)
+                        peaks["tree"] = max(peaks["tree"], now)
+                        elapsed = time.perf_counter() - started
+                        if echo and beat and elapsed >= beat and not ended:
+                            echo(f"... {elapsed:.0f} s, {now:,.0f} MB")
+                            beat += heartbeat
+                        for name, folder in folders.items():
+                            peaks[name] = max(peaks[name], folder_mb(folder))
+                        pending += lines.read()
+                        *complete, pending = pending.split("\n")
+                        for line in complete if echo else []:
+                            echo(line)
+                        if ended:
+                            if pending and echo:
+                                echo(pending)
+                            return
+                        stop.wait(every)
+
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+            wall = time.perf_counter() - started
+            stop.set()
+            poller.join()
         with open(out_path) as out, open(err_path) as err:
             stdout, stderr = out.read(), err.read()
-    if child.returncode:
-        sys.exit(f"{script} --child {' '.join(args)} failed:\n{stderr}")
-    result = json.loads(stdout.strip().splitlines()[-1])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024  # kilobytes on Linux
-    return result
+    return {
+        "returncode": child.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "wall_seconds": wall,
+        "peak_rss_mb": usage.ru_maxrss / 1024,  # kilobytes on Linux
+        "peak_tree_rss_mb": peaks.pop("tree"),
+        "peak_disk_mb": peaks,
+    }

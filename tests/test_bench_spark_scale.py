@@ -1,0 +1,136 @@
+"""bench/spark_scale.py at a tiny size: its generated files are deterministic and cached, its measurement
+gives pytrec_eval's numbers on them (the real oracle), and its equality check fails when it should."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rankhouse.paths import ROOT
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+BENCH = ROOT / "bench"
+QUERIES, DOCS = 200, 20
+PYTREC = {"AP": "map", "nDCG@10": "ndcg_cut_10", "P@10": "P_10", "R@100": "recall_100", "RR": "recip_rank"}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """bench/spark_scale.py as a module (bench/ is a folder of scripts: peers.py beside it on sys.path)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("spark_scale", BENCH / "spark_scale.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def files(bench, tmp_path_factory):
+    return bench.generate(tmp_path_factory.mktemp("cache"), QUERIES, DOCS)
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_generated_files_are_deterministic_cached_and_a_prefix_of_larger_ones(bench, files, tmp_path):
+    run, qrels = files
+    lines = run.read_text().splitlines()
+    assert len(lines) == QUERIES * DOCS
+    assert lines[0].split()[1:] == ["Q0", lines[0].split()[2], "1", "1", "scale"]
+    again = bench.generate(tmp_path / "other", QUERIES, DOCS)  # the same recipe elsewhere: the same bytes
+    assert [digest(p) for p in again] == [digest(p) for p in files]
+    before = [p.stat().st_mtime_ns for p in again]
+    assert bench.generate(tmp_path / "other", QUERIES, DOCS) == again  # reused, not rewritten
+    assert [p.stat().st_mtime_ns for p in again] == before
+    seeded = bench.generate(tmp_path / "seeded", QUERIES, DOCS, seed=18)
+    assert digest(seeded[0]) != digest(run)
+    # a larger run starts with the queries of a smaller one (blocks of BLOCK queries, each its own Generator)
+    larger = bench.generate(tmp_path / "larger", bench.BLOCK + 50, DOCS)
+    assert larger[0].read_text().splitlines()[: QUERIES * DOCS] == lines
+    qrels_lines = qrels.read_text().splitlines()
+    assert larger[1].read_text().splitlines()[: len(qrels_lines)] == qrels_lines
+    assert json.loads((run.parent / "recipe.json").read_text()) == bench.recipe(QUERIES, DOCS)
+
+
+def test_documents_are_distinct_and_every_query_has_a_relevant_one(files):
+    run, qrels = files
+    pairs = [tuple(line.split()[:3:2]) for line in run.read_text().splitlines()]
+    assert len(set(pairs)) == len(pairs)
+    judged = [line.split() for line in qrels.read_text().splitlines()]
+    assert len({(q, d) for q, _, d, _ in judged}) == len(judged)
+    assert {q for q, _, _, rel in judged if int(rel) > 0} == {f"q{i}" for i in range(QUERIES)}
+    retrieved = set(pairs)
+    unretrieved = [(q, d) for q, _, d, _ in judged if (q, d) not in retrieved]
+    assert len(unretrieved) == QUERIES * 5
+
+
+def test_measure_gives_pytrec_evals_values_per_query(bench, files, tmp_path):
+    run, qrels = files
+    result = bench.measure("duckdb", run, qrels, tmp_path / "values.parquet")
+    with open(qrels) as f:
+        judgments = pytrec_eval.parse_qrel(f)
+    with open(run) as f:
+        ranking = pytrec_eval.parse_run(f)
+    requests = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
+    oracle = pytrec_eval.RelevanceEvaluator(judgments, requests).evaluate(ranking)
+    values = pq.read_table(tmp_path / "values.parquet").to_pylist()
+    assert len(values) == QUERIES * len(PYTREC) and result["queries"] == QUERIES
+    for row in values:
+        assert row["value"] == pytest.approx(oracle[row["query"]][PYTREC[row["measure"]]], rel=1e-12, abs=1e-15)
+    for measure, name in PYTREC.items():
+        assert result["means"][measure] == pytest.approx(np.mean([v[name] for v in oracle.values()]), rel=1e-12)
+    assert 0 < result["means"]["AP"] < result["means"]["R@100"] < 1  # not a degenerate run
+
+
+def write_values(path, rows):
+    pq.write_table(pa.table({k: [r[i] for r in rows] for i, k in enumerate(["query", "measure", "value"])}), path)
+
+
+def test_compare_fails_when_it_should(bench, tmp_path):
+    rows = [("q0", "AP", 0.25), ("q0", "RR", 1.0), ("q1", "AP", 0.0), ("q1", "RR", None)]
+    a = tmp_path / "a.parquet"
+    write_values(a, rows)
+
+    def against(changed):
+        b = tmp_path / "b.parquet"
+        write_values(b, changed)
+        return bench.compare(a, b)
+
+    same = against(rows[::-1])  # row order does not matter
+    assert same["equal"] and same["rows"] == 4 and same["max_relative_difference"] == 0
+    close = against([("q0", "AP", 0.25 * (1 + 1e-14)), *rows[1:]])
+    assert close["equal"] and 0 < close["max_relative_difference"] < 1e-12
+    far = against([("q0", "AP", 0.25 * (1 + 1e-9)), *rows[1:]])
+    assert not far["equal"] and far["different"] == 1 and far["examples"][0][:2] == ["q0", "AP"]
+    assert far["max_relative_difference"] == pytest.approx(1e-9, rel=1e-3)
+    zero = against([*rows[:2], ("q1", "AP", 1e-300), rows[3]])  # against 0 any difference is relative 1
+    assert not zero["equal"] and zero["max_relative_difference"] == 1
+    missing = against(rows[:3])
+    assert not missing["equal"] and missing["one_side"] == 1 and missing["different"] == 1
+    null = against([*rows[:3], ("q1", "RR", 0.5)])  # a value where the other side has NULL
+    assert not null["equal"] and null["examples"] == [["q1", "RR", None, 0.5]]
+    renamed = against([(q, "nDCG@10" if m == "AP" else m, v) for q, m, v in rows])
+    assert not renamed["equal"] and renamed["one_side"] == 4
+
+
+def test_readme_section_is_rewritten_between_the_markers_only(bench, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# head\n\nbefore\n{bench.BEGIN}\nold figures\n{bench.END}\nafter\n")
+    bench.rewrite_readme(readme, "new figures\n")
+    assert readme.read_text() == f"# head\n\nbefore\n{bench.BEGIN}\nnew figures\n{bench.END}\nafter\n"
+    readme.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="needs one line"):
+        bench.rewrite_readme(readme, "new figures\n")
+    assert readme.read_text() == "no markers\n"  # refused: nothing written
