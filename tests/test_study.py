@@ -502,3 +502,17 @@ def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
         frozen, new = study.freeze()
         assert not new and frozen.freeze_id == "gated-1"
         assert study.evaluate().freeze.freeze_id == "gated-1"
+
+
+@pytest.mark.parametrize("rows", [0, 1, 250_001])
+def test_a_canonical_digest_is_the_sha256_the_export_rule_describes(rows):
+    """freeze.py's rule, written out in Python: lines in grain-then-column order, chunks of 100,000 lines
+    joined by newlines, the SHA-256 of the chunks' hex digests (an empty table: one empty chunk)."""
+    lines = [f"{i}\tx\\t{i}\t\\N\t{-i}" for i in sorted(range(rows), key=lambda i: -i)]  # by grain g = -i
+    chunks = [lines[at : at + 100_000] for at in range(0, len(lines), 100_000)] or [[]]
+    digests = [hashlib.sha256("\n".join(chunk).encode()).hexdigest() for chunk in chunks]
+    expected = hashlib.sha256("\n".join(digests).encode())
+    with Warehouse(":memory:") as wh:
+        columns = "i, 'x' || chr(9) || i AS s, NULL::DOUBLE AS d, -i AS g"
+        wh.sql(f"CREATE TABLE t AS SELECT {columns} FROM range({rows}) _(i)")
+        assert table_digest(wh, "t", ("g",)) == (expected.hexdigest(), rows)
