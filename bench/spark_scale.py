@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -208,7 +209,8 @@ def measure(
 ) -> dict:
     """Evaluate `run` against `qrels` on `engine` (duckdb or spark) with rankhouse's models, as `rankhouse
     eval` does, and write every per-query value to the Parquet file `values` (query, measure, value).
-    Returns the seconds (startup: Spark's JVM; load; measures: the models; write) and the means.
+    Returns the seconds (startup: Spark's JVM; load; measures: the models; write), the means and this
+    process's peak memory by the end of the load (the JVM's not included).
 
     `duckdb_memory` is DuckDB's memory_limit (a Spark size: 4g), `spark_memory` the driver's memory
     (which local mode computes in), `workdir` the folder of the Parquet the engines hand each other.
@@ -244,6 +246,7 @@ def measure(
             _, (name,) = load_inputs(wh, qrels, [f"scale={run}"])
             wh.open_gate()
             loaded = time.perf_counter()
+            load_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this process's, MB
             models = compute_measures(wh, parse_measures(MEASURES), progress=progress, engine=builder)
             computed = time.perf_counter()
             means = dict(
@@ -262,6 +265,7 @@ def measure(
         "seconds": computed - startup,
         "startup_seconds": startup - started,
         "load_seconds": loaded - startup,
+        "load_peak_rss_mb": load_peak,
         "measure_seconds": computed - loaded,
         "write_seconds": written - computed,
         "queries": table.num_rows // len(MEASURES),
