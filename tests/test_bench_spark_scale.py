@@ -12,14 +12,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import pytrec_eval
+from oracles import pytrec_per_query
 
 from rankhouse.paths import ROOT
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-
 BENCH = ROOT / "bench"
 QUERIES, DOCS = 200, 20
-PYTREC = {"AP": "map", "nDCG@10": "ndcg_cut_10", "P@10": "P_10", "R@100": "recall_100", "RR": "recip_rank"}
+MEASURES = ["AP", "nDCG@10", "P@10", "R@100", "RR"]
 
 
 @pytest.fixture(scope="module")
@@ -79,18 +79,14 @@ def test_documents_are_distinct_and_every_query_has_a_relevant_one(files):
 def test_measure_gives_pytrec_evals_values_per_query(bench, files, tmp_path):
     run, qrels = files
     result = bench.measure("duckdb", run, qrels, tmp_path / "values.parquet")
-    with open(qrels) as f:
-        judgments = pytrec_eval.parse_qrel(f)
-    with open(run) as f:
-        ranking = pytrec_eval.parse_run(f)
-    requests = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
-    oracle = pytrec_eval.RelevanceEvaluator(judgments, requests).evaluate(ranking)
+    with open(qrels) as q, open(run) as r:
+        oracle = pytrec_per_query(pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r), MEASURES)
     values = pq.read_table(tmp_path / "values.parquet").to_pylist()
-    assert len(values) == QUERIES * len(PYTREC) and result["queries"] == QUERIES
+    assert len(values) == QUERIES * len(MEASURES) and result["queries"] == QUERIES
     for row in values:
-        assert row["value"] == pytest.approx(oracle[row["query"]][PYTREC[row["measure"]]], rel=1e-12, abs=1e-15)
-    for measure, name in PYTREC.items():
-        assert result["means"][measure] == pytest.approx(np.mean([v[name] for v in oracle.values()]), rel=1e-12)
+        assert row["value"] == pytest.approx(oracle[row["query"]][row["measure"]], rel=1e-12, abs=1e-15)
+    for measure in MEASURES:
+        assert result["means"][measure] == pytest.approx(np.mean([v[measure] for v in oracle.values()]), rel=1e-12)
     assert 0 < result["means"]["AP"] < result["means"]["R@100"] < 1  # not a degenerate run
 
 

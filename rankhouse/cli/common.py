@@ -51,6 +51,10 @@ def say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def silent(message: str) -> None:
+    """No note: what a command passes for `say` unless -v asks for its notes."""
+
+
 QuietOption = Annotated[
     bool, typer.Option("--quiet", help="Print only errors and the results: no progress or notes on stderr.")
 ]

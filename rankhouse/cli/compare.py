@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, say
+from rankhouse.cli.common import LabelsOption, say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
@@ -71,7 +71,7 @@ def compare_command(
         raise RankhouseError(f"--format is one of {', '.join(FORMATS)}, not {output_format!r}")
     options = CompareOptions(baseline, test, correction, alpha, replicates, seed)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, say if verbose else _silent), Warehouse(db, labels) as wh:
+    with engine_started(builder, say if verbose else silent), Warehouse(db, labels) as wh:
         result = compare(
             wh, qrels, list(runs), measure, options,
             on_load=(lambda r: say(str(r))) if verbose else None,
@@ -79,7 +79,3 @@ def compare_command(
             engine=builder,
         )  # fmt: skip
     print(result.render(output_format))
-
-
-def _silent(message: str) -> None:
-    """No note (rankhouse compare reports only with -v)."""

@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import JsonOption, LabelsOption, QuietOption, choose, progress_sink, say, whole_number
+from rankhouse.cli.common import (
+    JsonOption,
+    LabelsOption,
+    QuietOption,
+    choose,
+    progress_sink,
+    say,
+    silent,
+    whole_number,
+)
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
@@ -139,7 +148,7 @@ def eval_command(
             say(str(result))
 
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, say if verbose else _silent), Warehouse(db, labels) as wh:
+    with engine_started(builder, say if verbose else silent), Warehouse(db, labels) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
             on_load=on_load,
@@ -147,10 +156,6 @@ def eval_command(
             engine=builder,
         )  # fmt: skip
     sys.stdout.write(result.render(output_format, per_query, digits))
-
-
-def _silent(message: str) -> None:
-    """No note (rankhouse eval reports only with -v)."""
 
 
 def places_option(text: str | None) -> int | None:

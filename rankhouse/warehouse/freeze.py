@@ -9,12 +9,12 @@ Canonical export of a table (what its SHA-256 is taken over), so that anyone can
   of their elements written the same way; booleans as `true`/`false`; integers in decimal;
 - text as is, except `\\` -> `\\\\`, tab -> `\\t`, newline -> `\\n`;
 - the lines are cut into chunks of 100,000 (the last may be shorter); the digest is the SHA-256 of
-  the chunks' SHA-256 hex digests joined by newlines (so that chunks hash in parallel). An empty
-  table has one empty chunk.
+  the chunks' SHA-256 hex digests joined by newlines (DuckDB sorts and writes the lines, Python
+  hashes each chunk as it streams out). An empty table has one empty chunk.
 Row digest (`quick` in a freeze's table entry), taken with the canonical SHA-256 when a table is frozen:
 the SHA-256 of the column names and types, the row count, and the exact sum and the bitwise xor of
-DuckDB's 64-bit hash of every row (one scan, no sort: 0.4 s for the 30.8M-row resample plan where the
-canonical export takes about a minute). Verifying a freeze (study status, evaluate, a query's labels)
+DuckDB's 64-bit hash of every row (one scan, no sort: 0.4 s for the 30.8M-row resample plan, whose
+canonical export takes 5.8 s). Verifying a freeze (study status, evaluate, a query's labels)
 takes the row digest again: the same digest, from the DuckDB version that took it, means the rows the
 canonical SHA-256 was taken over; any other digest (or another DuckDB version, whose hash may differ)
 takes the canonical export again, which decides. `--full` takes the canonical export of every table.
