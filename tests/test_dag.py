@@ -286,3 +286,22 @@ def test_a_view_model_is_built_as_a_view_and_skipped_when_unchanged(wh, tmp_path
     Runner(wh, Project.load(tmp_path)).run(["ranked"])
     assert wh.sql("SELECT count(*) FROM duckdb_views() WHERE schema_name = 'models'") == [(0,)]
     assert wh.sql("SELECT n FROM models.ranked") == [(1500,)]
+
+
+@pytest.mark.parametrize(
+    ("parity", "tolerances"),
+    [
+        ("within(d 1e-12, units 100000): differences of doubles", {"d": 1e-12, "units": 100000.0}),
+        ("within(d 0.5): a reason", {"d": 0.5}),
+        ("within(d): no amount", None),
+        ("doubles(d): another form", None),
+        ("within(d 1e-12)", None),  # no reason
+    ],
+)
+def test_a_parity_header_gives_each_columns_tolerance(tmp_path, parity, tolerances):
+    model(tmp_path, "loose", "SELECT run_id, 1.0 AS d FROM raw.runs", extra=f"-- parity: {parity}")
+    if tolerances is None:
+        with pytest.raises(ModelError, match="parity is `within"):
+            Project.load(tmp_path)
+    else:
+        assert Project.load(tmp_path).models["loose"].tolerances == tolerances

@@ -68,3 +68,16 @@ def test_a_study_page_names_its_protocol_and_its_stages_models(page):
         for selection in stages.values():
             for item in selection.split():
                 assert f"`{item.strip('+')}`" in text, f"{page}: {item}"
+
+
+def test_the_readme_lists_every_model_that_cannot_match_on_spark():
+    from rankhouse.warehouse.dag import Project
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| model | columns, within | why |") :].split("\n\n", 1)[0]
+    listed = {line.split("|")[1].strip() for line in table.splitlines()[2:]}
+    exempt = {name for name, model in Project.load().models.items() if model.tolerances}
+    assert listed == exempt == {"paired_differences", "bootstrap_replicates"}
+    for name in listed:  # each column the header names is in its row
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name} |"))
+        assert all(column in row for column in Project.load().models[name].tolerances)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TREC, read_run
+from parity import row_differences
 from test_dag import model
 
 pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
@@ -67,13 +68,6 @@ def rows(wh: Warehouse, name: str) -> tuple[list[tuple[str, str]], list[tuple]]:
     return types, wh.sql(f"SELECT * FROM models.{name} ORDER BY {grain}")
 
 
-def same(a: object, b: object) -> bool:
-    """Equal: doubles within 1e-12 relative (NaN equal to NaN), anything else exactly."""
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
-    return type(a) is type(b) and a == b
-
-
 @pytest.mark.parametrize("name", METRICS)
 def test_metrics_model_gives_the_same_rows_on_spark(built, name):
     duck, sparked, _ = built
@@ -81,9 +75,8 @@ def test_metrics_model_gives_the_same_rows_on_spark(built, name):
     spark_types, got = rows(sparked, name)
     assert spark_types == duck_types
     assert expected, f"{name} has no rows on the sample: the comparison would prove nothing"
-    assert len(got) == len(expected)
-    for want, have in zip(expected, got):
-        assert all(same(a, b) for a, b in zip(want, have)), (name, want, have)
+    columns = [c for c, _ in duck_types]
+    assert row_differences(Project.load().models[name], columns, expected, got) is None
 
 
 def test_the_metrics_models_ran_on_spark_and_the_labels_in_duckdb(built):
@@ -115,6 +108,8 @@ def handed_over(tmp_path, spark):
           group="summary")  # fmt: skip
     model(tmp_path, "spread", "SELECT run_id, quantile_cont(score, 0.025) AS low, 1.0 / count(*) AS share "
           "FROM raw.runs GROUP BY run_id")  # fmt: skip
+    model(tmp_path, "unit_sums", "SELECT run_id, {{ units_sum('u') }} AS total, {{ mean_of_units('u') }} AS mean "
+          "FROM (SELECT run_id, {{ units('score / 10') }} AS u FROM raw.runs) GROUP BY run_id")  # fmt: skip
     project = Project.load(tmp_path)
     with Warehouse(":memory:") as wh:
         load_run(wh, TREC / "results.test")
@@ -145,6 +140,20 @@ def test_quantiles_and_divisions_are_duckdbs_on_spark(handed_over):
     [(low, share)] = wh.sql("SELECT low, share FROM models.spread")
     assert math.isclose(low, float(np.percentile(scores, 2.5)), rel_tol=1e-12)
     assert share == 1 / len(scores)  # not a decimal rounded to 12 places
+
+
+def test_sums_of_units_beyond_a_bigint_are_exact_on_spark(handed_over):
+    # a bootstrap over thousands of queries sums more than 2^63 units of 1e-17: Spark sums BIGINTs as BIGINTs
+    from decimal import ROUND_HALF_UP, Decimal
+
+    wh, project, runner, _ = handed_over
+    runner.run(["unit_sums"])
+    scores = [s for docs in read_run(TREC / "results.test").values() for s in docs.values()]
+    [(total, mean)] = wh.sql("SELECT total, mean FROM models.unit_sums")
+    # the double s / 10 * 1e17 rounded half away from 0 (DuckDB's round), summed exactly
+    expected = sum(int(Decimal(s / 10 * 1e17).to_integral_value(ROUND_HALF_UP)) for s in scores)
+    assert int(total) == expected > 2**63
+    assert mean == float(expected) / 1e17 / len(scores)
 
 
 def test_a_model_spark_rejects_fails_before_anything_is_written(handed_over):

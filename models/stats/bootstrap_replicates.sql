@@ -4,6 +4,8 @@
 -- grain: study, subset, contrast, measure, replicate
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, replicate, draws, plan, plan_units, resampled); unique_grain
 -- parameters: bootstrap_plan = "", contrasts = [], contrast_measures = [], resample = "drop"
+-- parity: within(mean 1e-12, units 10000000): the mean and the exact sum of up to 100 draws of
+--   paired_differences' d and units, each within its tolerance (see there)
 -- description: The paired bootstrap's replicates, for each contrast [a, b] of `contrasts` and each
 --   measure of `contrast_measures`, over each query subset: per replicate r of the stored, seeded plan
 --   (raw.resample_plans: draws of query positions with replacement), the mean d*_r of the per-query
@@ -32,7 +34,7 @@ replicates AS (
         p.replicate,
         {%- for column in columns %}
         {{ mean_of_units('m.d' ~ loop.index) }} AS mean{{ loop.index }},
-        CAST(sum(m.d{{ loop.index }}) AS DECIMAL(38, 0)) AS units{{ loop.index }},
+        {{ units_sum('m.d' ~ loop.index) }} AS units{{ loop.index }},
         count(m.d{{ loop.index }}) AS draws{{ loop.index }}
         {{- "," if not loop.last }}
         {%- endfor %}

@@ -20,7 +20,7 @@ WITH observed AS (
         subset,
         contrast,
         measure,
-        CAST(sum(units) AS DECIMAL(38, 0)) AS units,
+        {{ units_sum('units') }} AS units,
         count(units) AS differences,
         {{ mean('units / 1e17') }} AS mean
     FROM models.paired_differences

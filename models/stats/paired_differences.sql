@@ -4,6 +4,9 @@
 -- grain: study, subset, contrast, measure, query
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, query, study_position, subset_position, study_queries, subset_queries); unique_grain
 -- parameters: contrasts = [], contrast_measures = []
+-- parity: within(difference 1e-12, units 100000): d = value(a) - value(b) of two doubles that the engines
+--   give within 1e-12 relative (a sum's order) may differ by 1e-16 when they are equal (0 on one, 2^-53
+--   on the other), so d within 1e-12 absolute (measures of at most 1), and its whole 1e-17 units within 1e5
 -- description: The per-query paired differences every paired test and interval reads (paired_bootstrap,
 --   paired_t_tests, paired_randomization_tests): for each contrast [a, b] of `contrasts` and each
 --   measure of `contrast_measures`, on each query of each subset, d = value(a) - value(b) from

@@ -21,7 +21,10 @@ dense integer key: the statements that compute it, its own build or, for a view,
 tables that read it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the
 Python SQL functions the SQL calls, from the registry rankhouse/functions.py, registered just before the
 model is built), dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is
-exempt from the Spark portability check) and companion (`true` for a prepare view for analysts, e.g. a
+exempt from the Spark portability check), parity (`within(<column> <amount>, ...): <reason>` for a portable
+model whose listed columns may differ between engines by at most the absolute amount each gives, where
+the engine parity tests' 1e-12 relative cannot hold: a difference of two doubles equal to 1e-12, whole
+units taken of doubles) and companion (`true` for a prepare view for analysts, e.g. a
 ranking keyed by qid and docno: a study builds it after its prepare models when it reads only those, and
 never freezes it; no model reads it) are optional.
 
@@ -57,13 +60,15 @@ from rankhouse.errors import ModelError
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
 OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect", "columns")
-OPTIONAL += ("companion",)
+OPTIONAL += ("companion", "parity")
 GLOSSARY = "columns.toml"
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
 AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
+_TOLERANCE = r"\w+\s+\d+(?:\.\d*)?(?:e[-+]?\d+)?"
+PARITY = re.compile(rf"^within\(\s*({_TOLERANCE}(?:\s*,\s*{_TOLERANCE})*)\s*\):\s*\S", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,20 @@ class Model:
     dialect: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
     companion: bool = False
+    parity: str | None = None
     glossary: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def tolerances(self) -> dict[str, float]:
+        """The columns the header's `parity` lets differ across engines, each by at most the absolute
+        amount it gives (usually none).
+
+        Example: Project.load().models["paired_differences"].tolerances gives
+        {'difference': 1e-12, 'units': 100000.0}.
+        """
+        found = PARITY.match(self.parity or "")
+        pairs = (item.split() for item in found.group(1).split(",")) if found else ()
+        return {column: float(amount) for column, amount in pairs}
 
     @property
     def table(self) -> str:
@@ -280,6 +298,8 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         raise ModelError(name, "companion is true or false")
     if header.get("companion") == "true" and (header.get("materialized") != "view" or header["stage"] != "prepare"):
         raise ModelError(name, "a companion is a view of the prepare stage (materialized: view, stage: prepare)")
+    if "parity" in header and not PARITY.match(header["parity"]):
+        raise ModelError(name, f"parity is `within(<column> <amount>, ...): <reason>`, not {header['parity']!r}")
     if header["stage"] not in STAGES:
         raise ModelError(name, f"stage must be one of {', '.join(STAGES)}, not {header['stage']!r}")
     try:
@@ -313,6 +333,7 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         dialect=header.get("dialect") or None,
         columns=parse_columns(name, header.get("columns", ""), glossary or {}),
         companion=header.get("companion") == "true",
+        parity=header.get("parity"),
         glossary=glossary or {},
     )
 

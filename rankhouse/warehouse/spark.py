@@ -52,18 +52,17 @@ import tempfile
 from pathlib import Path
 
 import sqlglot
-from sqlglot import exp
 
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Audit, Model
 from rankhouse.warehouse.connection import MEMORY, Warehouse
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.portability import spark_tree
 from rankhouse.warehouse.render import literal, parse, render
 from rankhouse.warehouse.runner import DuckDBEngine, Runner, source_versions
 
 DEFAULT_MASTER = "local[*]"
-SCHEMAS = ("raw", "models", "gate")
 _ENGINES = itertools.count(1)
 
 
@@ -89,29 +88,13 @@ def java_available() -> bool:
 
 
 def spark_sql(model: Model, sql: str, view_of) -> str:
-    """The model's rendered SQL in Spark SQL, each `schema.table` it reads renamed by `view_of`, each
-    division's dividend cast to DOUBLE; raises ModelError when sqlglot cannot transpile it.
-
-    DuckDB's `/` gives a DOUBLE whatever its operands, Spark's a DECIMAL when they are decimals (`1.0 /
-    min(rank)` is 0.166666666667 there, measure_rr), hence the cast, which sqlglot does not add. DuckDB's
-    `quantile_cont(x, q)` becomes Spark's `percentile(x, q)` (the same linear interpolation between the
-    two nearest order statistics): sqlglot writes `PERCENTILE_CONT(x, q)`, which Spark refuses.
+    """The model's rendered SQL in Spark SQL by the portability rules (portability.spark_tree), each
+    `schema.table` it reads renamed by `view_of`; raises ModelError when sqlglot cannot transpile it.
 
     Example: spark_sql(model, "SELECT * FROM models.x", lambda ref: ref.replace(".", "__")) gives
     'SELECT * FROM models__x'.
     """
-
-    def rename(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Table) and node.db.lower() in SCHEMAS and isinstance(node.this, exp.Identifier):
-            renamed = exp.to_identifier(view_of(f"{node.db}.{node.name}".lower()))
-            return exp.Table(this=renamed, alias=node.args.get("alias"))
-        if isinstance(node, exp.Div) and not node.this.is_type(exp.DataType.Type.DOUBLE):
-            node.set("this", exp.cast(node.this, exp.DataType.Type.DOUBLE))
-        if isinstance(node, exp.PercentileCont) and node.expression is not None and not node.args.get("order"):
-            return exp.Quantile(this=node.this, quantile=node.expression)  # Spark's percentile(x, q)
-        return node
-
-    tree = parse(model, sql).copy().transform(rename)  # parse's tree is cached and shared: a copy
+    tree = spark_tree(parse(model, sql).copy(), view_of)  # parse's tree is cached and shared: a copy
     try:
         return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.SqlglotError as exc:
@@ -329,6 +312,18 @@ class SparkEngine(DuckDBEngine):
         if not found.num_rows:
             return found.schema.names, []
         return _in_duckdb_types(runner.wh, model, found)
+
+    def read(self, runner: Runner, ref: str):
+        """The rows of model table or view `ref` as Spark holds them (a portable view: its transpiled SQL
+        run there; a model built on Spark: its Parquet output): (column names, rows), each value in the
+        type the warehouse gives its column. For the engine parity tests and for looking at a Spark run.
+
+        Example: columns, rows = engine.read(runner, "models.bm25_scores")
+        """
+        self._bind(runner)
+        self._register(runner, ref)
+        found = self.session.sql(f"SELECT * FROM {self.view(ref)}").toArrow()
+        return _in_duckdb_types(runner.wh, runner.project.models[ref.split(".", 1)[1]], found)
 
     def discard(self, runner: Runner, model: Model) -> None:
         """Forget what a failed build or audit of `model` left on Spark: its view and its Parquet output

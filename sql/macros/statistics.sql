@@ -19,9 +19,11 @@ quantile_cont({{ value }}, {{ q }})
 {%- endmacro %}
 
 {#- Means and sums of doubles that do not depend on the order of addition, so that they are the same on
-    every engine, thread count and query plan: each value rounded to 24 decimals and added exactly as a
+    every thread count and query plan: each value rounded to 24 decimals and added exactly as a
     DECIMAL(38, 24) (|value| and |sum| below 1e14), the sum returned as a DOUBLE, and the mean that
-    sum over the count (NULLs left out, as avg does). -#}
+    sum over the count (NULLs left out, as avg does). Across engines the last bit may differ: Spark
+    casts a double to a DECIMAL from its shortest decimal form (0.935), DuckDB from its exact binary
+    value (0.934999999999999997779554). -#}
 {% macro mean(value) -%}
 CAST(sum(CAST({{ value }} AS DECIMAL(38, 24))) AS DOUBLE) / count({{ value }})
 {%- endmacro %}
@@ -31,12 +33,18 @@ CAST(sum(CAST({{ value }} AS DECIMAL(38, 24))) AS DOUBLE)
 {%- endmacro %}
 
 {#- The same, fast, for the millions of additions of a bootstrap: a value as a whole number of 1e-17
-    units (a BIGINT, so |value| < 92; a larger one stops the build with a conversion error), and the
-    mean of such units, an exact integer sum over the count (NULLs left out). -#}
+    units (a BIGINT, so |value| < 92; a larger one stops the build with a conversion error), the exact
+    sum of such units as a DECIMAL(38, 0) (DuckDB sums BIGINTs into a HUGEINT, Spark into a BIGINT,
+    which 93 draws of 1e17 units overflow: a bootstrap over thousands of queries), and their mean, that
+    sum over the count (NULLs left out). -#}
 {% macro units(value) -%}
 CAST(round(({{ value }}) * 1e17) AS BIGINT)
 {%- endmacro %}
 
+{% macro units_sum(units) -%}
+sum(CAST({{ units }} AS DECIMAL(38, 0)))
+{%- endmacro %}
+
 {% macro mean_of_units(units) -%}
-sum({{ units }}) / 1e17 / count({{ units }})
+CAST({{ units_sum(units) }} AS DOUBLE) / 1e17 / count({{ units }})
 {%- endmacro %}
