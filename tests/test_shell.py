@@ -47,7 +47,14 @@ class Terminal:
         end = time.monotonic() + timeout
         while text.encode() not in self.pending:
             ready, _, _ = select.select([self.master], [], [], max(0.0, end - time.monotonic()))
-            assert ready, f"no {text!r} within {timeout} s; printed: {self.pending.decode(errors='replace')}"
+            if not ready:  # what the shell said on stderr, to tell a slow start from a hang
+                alive = self.process.poll() is None
+                self.process.kill()
+                stderr = self.process.communicate(timeout=10)[1].decode(errors="replace")
+                raise AssertionError(
+                    f"no {text!r} within {timeout} s (the shell {'was running' if alive else 'had exited'}); "
+                    f"printed: {self.pending.decode(errors='replace')!r}; stderr: {stderr!r}"
+                )
             self.pending += os.read(self.master, 1 << 16)
         cut = self.pending.index(text.encode()) + len(text)
         shown, self.pending = self.pending[:cut], self.pending[cut:]
@@ -69,7 +76,7 @@ def test_ctrl_c_cancels_a_running_query_and_the_session_goes_on(trec_sample_stud
     history = tmp_path / "history"
     shell = Terminal(trec_sample_study.db, history)
     try:
-        shell.until(PROMPT)
+        shell.until(PROMPT, timeout=180)  # a new process, on two loaded cores (the Spark tests' JVM beside)
         shell.type(LONG_QUERY + "\n")
         time.sleep(1.5)  # the query is running
         started = time.monotonic()

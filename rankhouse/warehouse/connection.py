@@ -42,6 +42,32 @@ def labels_path_for(db: str | Path) -> str:
     return db + ".labels.duckdb"
 
 
+MEMORY_LIMIT_VARIABLE = "RANKHOUSE_MEMORY_LIMIT"
+
+
+def memory_limit() -> str | None:
+    """DuckDB's memory_limit for every connection of a warehouse, from $RANKHOUSE_MEMORY_LIMIT (`2GB`,
+    `1500MB`), or None when it is not set (DuckDB's default: 80% of RAM). Beyond it DuckDB spills to the
+    warehouse's temporary directory instead of growing. A value DuckDB does not take is refused.
+
+    Example: RANKHOUSE_MEMORY_LIMIT=2GB rankhouse demo
+    """
+    limit = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()
+    if not limit:
+        return None
+    check = duckdb.connect()
+    try:
+        check.execute(f"SET memory_limit = '{_quote(limit)}'")
+    except duckdb.Error as exc:
+        raise RankhouseError(
+            f"{MEMORY_LIMIT_VARIABLE}={limit!r} is not a memory size DuckDB takes (such as 2GB or 1500MB): "
+            f"{str(exc).splitlines()[0]}"
+        ) from None
+    finally:
+        check.close()
+    return limit
+
+
 class Warehouse:
     """A connection to a warehouse file (or `:memory:`) and the path of its labels file.
 
@@ -58,6 +84,7 @@ class Warehouse:
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
+        self._memory_limit = memory_limit()  # refused before anything is opened
         # An in-memory warehouse gets a throw-away directory: its labels file (unless one is given), so
         # that labels keep the same rules (separate file, read-only gate) everywhere, and its spill space.
         self._tmpdir = tempfile.mkdtemp(prefix="rankhouse-") if self.path == MEMORY else None
@@ -78,6 +105,7 @@ class Warehouse:
                 ) from None
             raise RankhouseError(f"cannot open warehouse {self.path}: {exc}") from None
         self.con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
+        self._limit_memory(self.con)
         self.writable = self.con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] != "read_only"
         if self.writable:
             self.con.execute(read_sql("warehouse.sql"))
@@ -89,6 +117,11 @@ class Warehouse:
         self._main_con = self.con
         if self.writable:
             self._forbid_files()
+
+    def _limit_memory(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Give `con` the memory limit of $RANKHOUSE_MEMORY_LIMIT, if set (memory_limit())."""
+        if self._memory_limit:
+            con.execute(f"SET memory_limit = '{_quote(self._memory_limit)}'")
 
     def _identity(self) -> str | None:
         """The warehouse's id (meta.warehouse), which its labels file records; None in a warehouse made
@@ -119,6 +152,7 @@ class Warehouse:
         if self._files is None:
             self._files = duckdb.connect()
             self._files.execute("SET enable_progress_bar = false")
+            self._limit_memory(self._files)
         return self._files
 
     # -- plumbing -----------------------------------------------------------------------------

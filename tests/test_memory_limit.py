@@ -1,0 +1,43 @@
+"""$RANKHOUSE_MEMORY_LIMIT: DuckDB's memory_limit on every connection of a warehouse; a bad value refused."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from conftest import TREC
+
+from rankhouse.errors import RankhouseError
+from rankhouse.warehouse import Warehouse
+
+
+def duckdbs_reading(limit: str) -> str:
+    """How DuckDB itself shows `limit` once set (the oracle: its own setting)."""
+    con = duckdb.connect()
+    con.execute(f"SET memory_limit = '{limit}'")
+    return con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+
+
+def test_the_limit_is_set_on_the_warehouse_and_its_file_connection(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "700MB")
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == duckdbs_reading("700MB")
+        assert wh.files.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == duckdbs_reading("700MB")
+    monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT")
+    with Warehouse(":memory:") as wh:  # unset: DuckDB's default, not 700MB
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] != duckdbs_reading("700MB")
+
+
+def test_a_bad_limit_is_refused_before_the_warehouse_is_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "lots")
+    with pytest.raises(RankhouseError, match="RANKHOUSE_MEMORY_LIMIT='lots' is not a memory size"):
+        Warehouse(tmp_path / "w.duckdb")
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_eval_under_a_limit_says_why_it_refuses(tmp_path, monkeypatch, capsys):
+    from rankhouse.cli import run
+
+    monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "12 parsecs")
+    assert run(["eval", str(TREC / "qrels.test"), str(TREC / "results.test")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: RANKHOUSE_MEMORY_LIMIT='12 parsecs'") and "Traceback" not in err
