@@ -140,6 +140,17 @@ def test_every_model_has_a_page(catalog, project):
     assert listed == set(project.models)
 
 
+def test_a_page_says_how_far_its_model_may_differ_on_spark(catalog, project):
+    _, found = catalog
+    pages_of = model_pages(found)
+    loose = {name for name, model in project.models.items() if model.parity}
+    assert loose == {"paired_differences", "bootstrap_replicates"}
+    for name in project.models:
+        shown = "<th>parity</th>" in pages_of[name].text
+        assert shown == (name in loose), name
+    assert "within(difference 1e-12, units 100000)" in pages_of["paired_differences"].text
+
+
 def test_each_pages_parents_and_children_are_the_dags(catalog, project):
     for name, page in model_pages(catalog[1]).items():
         model = project.models[name]

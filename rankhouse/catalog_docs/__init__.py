@@ -169,6 +169,7 @@ def model_page(project: Project, name: str, href: dict[str, str]) -> dict:
         "aggregate": model.aggregate,
         "functions": ", ".join(model.functions),
         "dialect": model.dialect,
+        "parity": model.parity,
         "depends_on": ", ".join(model.depends_on),
         "description": model.description,
         "parameters": _parameters(model, project.params),
