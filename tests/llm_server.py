@@ -131,7 +131,14 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._answer(fake, entry, text, kind, features, fault)
         finally:
-            with fake.lock:
+            self._leave(fake, entry)
+
+    def _leave(self, fake: FakeLLM, entry: dict) -> None:
+        """The request is no longer held: counted once, before its answer's last bytes go out (the client
+        may send its next request as soon as it has them, before this thread runs again)."""
+        with fake.lock:
+            if not entry.get("left"):
+                entry["left"] = True
                 fake.in_flight -= 1
 
     def _held(self, fake: FakeLLM) -> bool:
@@ -161,6 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self._leave(self.server.fake, entry)
         self.wfile.write(payload)
         self.wfile.flush()
         entry["answered"] = time.monotonic()
