@@ -7,7 +7,7 @@ BM25, the paired bootstrap, Wilson intervals, p-values, the five fusion rules), 
 evidence study (coverage, greedy selections, set measures, bootstrap within subsets) and the
 named-feature study (extraction from the loopback chat server, feature scores, ablations, groups).
 DuckDB's rows are the oracle for Spark's (tests/parity.py: exact for integers and strings, 1e-12
-relative for doubles, a header's `parity: doubles(...)` columns as doubles); a view is read from Spark
+relative for doubles, a header's `parity: within(...)` columns within their amounts); a view is read from Spark
 (its transpiled SQL run there). The studies run on tests/fixtures/banking77_small (304 training and 79
 test messages), with plans of 200 replicates and null panels of 100 documents instead of the
 protocols' 10,000 and 1,000 (the fixture has 304 documents); the evidence study on its own bundle.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,26 +112,20 @@ def _holds_doubles(wh: Warehouse, table: str) -> bool:
     return any(kind.startswith(DOUBLES) for (kind,) in types)
 
 
-class _chat_server:
+@contextmanager
+def _chat_server(case: str, patch: pytest.MonkeyPatch):
     """The loopback chat-completions server (tests/llm_server.py) for the feature study's extraction."""
+    if case != "features":
+        yield
+        return
+    from llm_server import FakeLLM
 
-    def __init__(self, case: str, patch: pytest.MonkeyPatch) -> None:
-        self.case, self.patch, self.server = case, patch, None
-
-    def __enter__(self):
-        if self.case == "features":
-            from llm_server import FakeLLM
-
-            self.server = FakeLLM(delay=0.0).__enter__()
-            settings = {"RANKHOUSE_LLM_URL": self.server.url, "RANKHOUSE_LLM_MODEL": "asked-model",
-                        "RANKHOUSE_EXTRACT_RATE": "1000", "RANKHOUSE_EXTRACT_CONCURRENCY": "4"}  # fmt: skip
-            for name, value in settings.items():
-                self.patch.setenv(name, value)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.server is not None:
-            self.server.__exit__(*exc)
+    with FakeLLM(delay=0.0) as server:
+        settings = {"RANKHOUSE_LLM_URL": server.url, "RANKHOUSE_LLM_MODEL": "asked-model",
+                    "RANKHOUSE_EXTRACT_RATE": "1000", "RANKHOUSE_EXTRACT_CONCURRENCY": "4"}  # fmt: skip
+        for name, value in settings.items():
+            patch.setenv(name, value)
+        yield
 
 
 def portable_models(studied) -> dict[str, Study]:
@@ -176,7 +171,7 @@ def test_the_portable_tables_were_built_on_spark(studied):
     )
     tables = [n for n, s in portable_models(studied).items() if s.project.models[n].materialized == "table"]
     assert tables
-    assert {n: built.get(n, "")[:15] for n in tables} == {n: "built on spark " for n in tables}
+    assert {n: (built.get(n) or "")[:15] for n in tables} == {n: "built on spark " for n in tables}
 
 
 def test_a_study_frozen_on_spark_has_duckdbs_freeze(studied):
