@@ -183,6 +183,46 @@ def test_fast_and_general_readers_load_the_same_rows(tmp_path, monkeypatch, name
     assert len(tables[0]) == (TREC / name).read_bytes().count(b"\n")
 
 
+def simple_run(lines: int) -> list[str]:
+    """A run in the simple layout (single spaces): 100 documents per query, ranks 1-100, distinct scores."""
+    return [f"q{i // 100} Q0 d{i} {i % 100 + 1} {1 - (i % 100) / 100} t" for i in range(lines)]
+
+
+def test_the_fast_reader_numbers_lines_across_its_blocks(wh, tmp_path, monkeypatch):
+    """The fast reader streams the file in blocks (here of 1 KiB: 3,000 lines of about 25 bytes are 72
+    of them); each row keeps its line number, as the general reader gives it."""
+    from rankhouse.loaders import trec
+
+    staged = []
+    real_stage = trec._stage_and_check
+    monkeypatch.setattr(trec, "_stage_and_check", lambda *args: staged.append(args) or real_stage(*args))
+    monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
+    lines = simple_run(3000)
+    load_run(wh, write(tmp_path, "blocks.run", "\n".join(lines) + "\n"))
+    assert not staged
+    expected = [(i, line.split()[2], float(line.split()[4])) for i, line in enumerate(lines, start=1)]
+    assert wh.sql("SELECT line, docno, score FROM raw.runs ORDER BY line") == expected
+
+
+@pytest.mark.parametrize(
+    ("broken", "rule"),
+    [("q9 Q0 d9 9 high t", "score"), ("q9 Q0 d9 9 0.5", "6 fields"), ("q9 Q0 d9 9 inf t", "finite")],
+)
+def test_a_break_in_a_later_block_rolls_back_to_the_general_reader(wh, tmp_path, monkeypatch, broken, rule):
+    """A line that breaks a rule far into the file, after blocks were already inserted, rolls the fast
+    load back; the general reader names its line and nothing is loaded."""
+    from rankhouse.loaders import trec
+
+    monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
+    lines = simple_run(3000)
+    lines[2500] = broken
+    path = write(tmp_path, "late.run", "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"late.run:2501: .*{rule}"):
+        load_run(wh, path)
+    assert wh.sql("SELECT count(*) FROM raw.runs") == [(0,)]
+    assert wh.sql("SELECT count(*) FROM meta.sources") == [(0,)]
+
+
 @pytest.mark.parametrize(
     "text",
     ["q1 Q0 d1 1 1.0 t\n\nq1 Q0 d2 2 0.5 t\n", "q1 Q0 d1 1 1.0 t\n q1 Q0 d2 2 0.5 t\n",

@@ -16,24 +16,27 @@ stripped, a line with non-ASCII whitespace is refused, and so is a number with a
 character.
 
 A file in a simple layout (see lines.simple_separator) is first loaded optimistically: Arrow's CSV
-reader reads its bytes (numbers as doubles; it refuses `1_000` and non-ASCII digits, and reads the
-numbers it takes as DuckDB's casts do) and the general reader's SQL inserts them, every rule enforced
-by NOT NULL columns or one check query; if anything is off, the transaction is rolled back and the
-file goes through the general reader, which finds and names the broken rule. Large files are nearly
-always simple, and this halves their load time. Both readers parse the bytes that were hashed: no
-path is handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glob.
+reader streams its bytes to DuckDB in blocks of FAST_BLOCK bytes, each row numbered with its line (so
+only a few blocks are held beside the bytes, never the whole file as Arrow columns; numbers are read as
+doubles: Arrow refuses `1_000` and non-ASCII digits, and reads the numbers it takes as DuckDB's casts
+do), and the general reader's SQL inserts them, every rule enforced by NOT NULL columns or one check
+query; if anything is off, even in the last block, the transaction is rolled back and the file goes
+through the general reader, which finds and names the broken rule. Large files are nearly always
+simple, and this halves their load time. Both readers parse the bytes that were hashed: no path is
+handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glob.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -49,7 +52,6 @@ from rankhouse.loaders.lines import (
     finite_number,
     finite_value,
     has_non_ascii_blank,
-    line_numbers,
     simple_separator,
     stage_and_check,
     whole_number,
@@ -69,7 +71,7 @@ from rankhouse.loaders.sources import (
 from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
-FAST_FIELDS = "rh_simple"  # the fast reader's Arrow table, registered for the insert
+FAST_FIELDS = "rh_simple"  # the fast reader's stream of Arrow batches, registered for the insert
 FAST_BLOCK = 1 << 24  # bytes per block of the fast reader (Arrow's default, 1 MiB, parses slower)
 RUN_FIELDS = "qid Q0 docno rank score tag"
 # Where a repeated (qid, docno) is first.
@@ -125,13 +127,15 @@ class _NotSimple(Exception):
     """The optimistic load gave up; its transaction is rolled back and the general reader takes over."""
 
 
-def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) -> pa.Table:
-    """The fields f1 .. fN (of `types`) and line_no of a simple file, read by Arrow's CSV reader (no
-    quotes, no escapes, no header); raise _NotSimple if a line has another number of fields, a number
-    does not parse or the bytes are not UTF-8. Every line becomes a row (blank lines too): row i is line i."""
+def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) -> pa.RecordBatchReader:
+    """The fields f1 .. fN (of `types`) and line_no of a simple file, streamed in blocks by Arrow's CSV
+    reader (no quotes, no escapes, no header), so that no more than a few blocks are held beside the
+    file's bytes. Every line becomes a row (blank lines too): row i is line i. Reading it raises
+    (pa.ArrowInvalid, or a duckdb.Error while DuckDB consumes it) if a line has another number of fields,
+    a number does not parse or the bytes are not UTF-8."""
     names = [f"f{i}" for i in range(1, len(types) + 1)]
     try:
-        table = pacsv.read_csv(
+        reader = pacsv.open_csv(
             pa.BufferReader(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=FAST_BLOCK),
             parse_options=pacsv.ParseOptions(
@@ -141,9 +145,20 @@ def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) 
                 column_types=dict(zip(names, types)), null_values=[], strings_can_be_null=False
             ),
         )
-    except pa.ArrowInvalid as exc:
+    except pa.ArrowInvalid as exc:  # the first block is read on opening
         raise _NotSimple from exc
-    return table.append_column("line_no", line_numbers(table.num_rows))
+    schema = reader.schema.append(pa.field("line_no", pa.int64()))
+
+    def numbered() -> Iterator[pa.RecordBatch]:
+        first = 1
+        for batch in reader:
+            numbers = pa.Array.from_buffers(
+                pa.int64(), batch.num_rows, [None, pa.py_buffer(np.arange(first, first + batch.num_rows))]
+            )
+            first += batch.num_rows
+            yield pa.RecordBatch.from_arrays([*batch.columns, numbers], schema=schema)
+
+    return pa.RecordBatchReader.from_batches(schema, numbered())
 
 
 def _insert_simple(wh: Warehouse, data: bytes, fmt: TrecFormat, table: str, rows_sql: str, prefix: list) -> int:
