@@ -62,7 +62,7 @@ def use_reader(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
     from rankhouse.loaders import trec
 
     if reader == "general":
-        monkeypatch.setattr(trec, "simple_separator", lambda data: None)
+        monkeypatch.setattr(trec, "_load_simple", lambda *args: (_ for _ in ()).throw(trec._NotSimple()))
 
 
 # -- 1. a path is a path: never a glob -----------------------------------------------------------------

@@ -172,7 +172,7 @@ def test_fast_and_general_readers_load_the_same_rows(tmp_path, monkeypatch, name
     tables = []
     for reader in ("fast", "general"):
         if reader == "general":
-            monkeypatch.setattr(trec, "simple_separator", lambda data: None)
+            monkeypatch.setattr(trec, "_load_simple", lambda *args: (_ for _ in ()).throw(trec._NotSimple()))
         with Warehouse(tmp_path / f"{reader}.duckdb") as wh:
             (load_run if kind == "run" else load_qrels)(wh, TREC / name)
             wh.open_gate()
@@ -221,6 +221,82 @@ def test_a_break_in_a_later_block_rolls_back_to_the_general_reader(wh, tmp_path,
         load_run(wh, path)
     assert wh.sql("SELECT count(*) FROM raw.runs") == [(0,)]
     assert wh.sql("SELECT count(*) FROM meta.sources") == [(0,)]
+
+
+def general_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path) -> list[tuple]:
+    """The rows the general reader alone loads from `path` (the oracle of the fast reader)."""
+    from rankhouse.loaders import trec
+    from rankhouse.warehouse import Warehouse
+
+    with monkeypatch.context() as patched, Warehouse(tmp_path / "general.duckdb") as other:
+        patched.setattr(trec, "_load_simple", lambda *args: (_ for _ in ()).throw(trec._NotSimple()))
+        load_run(other, path)
+        return other.sql("SELECT * FROM raw.runs ORDER BY line")
+
+
+def test_a_plain_file_is_parsed_as_it_is_read_never_whole(wh, tmp_path, monkeypatch):
+    """A simple run file streams from disk through the scan into the fast reader: it is never read
+    whole (sources.read_input is not called) and the SHA-256 recorded is hashlib's of its bytes."""
+    import hashlib
+
+    from rankhouse.loaders import sources, trec
+
+    monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
+    monkeypatch.setattr(sources, "read_input", lambda path: pytest.fail(f"{path} was read whole"))
+    path = write(tmp_path, "plain.run", "\n".join(simple_run(3000)) + "\n")
+    result = load_run(wh, path)
+    assert (result.status, result.rows) == ("loaded", 3000)
+    assert wh.sql("SELECT sha256 FROM meta.sources") == [(hashlib.sha256(path.read_bytes()).hexdigest(),)]
+    assert load_run(wh, path).status == "unchanged"
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        "q24 Q0 d2400 1 1.0 a\tb",  # a tab in a file of spaces: the general reader's tag is `a`
+        "q24 Q0 d2400 1 1.0 t\r",  # a CRLF line: the general reader's tag is `t`
+        "q24 Q0 d2400 1 1.0 t  x",  # a doubled blank
+        "q24 Q0 d2400 1 1.0 t\u2003x",  # non-ASCII whitespace (refused, naming line 2401)
+    ],
+)
+def test_a_file_off_the_layout_after_its_head_loads_as_the_general_reader_reads_it(wh, tmp_path, monkeypatch, late):
+    """The head decides the separator; a line off the layout found later (after blocks were inserted:
+    line 2401 of 3,000, blocks of 1 KiB) rolls the fast load back, and the rows, or the error, are the
+    general reader's."""
+    from rankhouse.loaders import trec
+
+    monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
+    lines = simple_run(3000)
+    lines[2400] = late
+    path = write(tmp_path, "late.run", "\n".join(lines) + "\n")
+    try:
+        expected = general_rows(tmp_path, monkeypatch, path)
+    except InputError as refused:
+        with pytest.raises(InputError, match=re.escape(str(refused))):
+            load_run(wh, path)
+        assert "late.run:2401:" in str(refused)
+        return
+    load_run(wh, path)
+    assert wh.sql("SELECT * FROM raw.runs ORDER BY line") == expected
+    assert expected[2400][5] == late.split()[5]
+
+
+def test_non_ascii_whitespace_split_between_two_blocks_is_refused(wh, tmp_path, monkeypatch):
+    """U+00A0 (two bytes in UTF-8) inside a tag, its bytes in two blocks of the scan, is still found
+    (Arrow would keep it in the field)."""
+    from rankhouse.loaders import trec
+
+    monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
+    data = ("\n".join(simple_run(3000)) + "\n").encode()
+    start = 3 * 1024 - 1  # the NBSP's first byte ends the third block, its second begins the fourth
+    end = data.rindex(b"\n", 0, start)  # the tag that ends there, lengthened to reach it: 6 fields for Arrow
+    data = data[:end] + b"x" * (start - end) + "\u00a0".encode() + data[end:]
+    path = tmp_path / "nbsp.run"
+    path.write_bytes(data)
+    line = data[:end].count(b"\n") + 1
+    with pytest.raises(InputError, match=f"nbsp.run:{line}: .*non-ASCII whitespace"):
+        load_run(wh, path)
+    assert wh.sql("SELECT count(*) FROM raw.runs") == [(0,)]
 
 
 @pytest.mark.parametrize(

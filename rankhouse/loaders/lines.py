@@ -22,9 +22,11 @@ and runfiles.validate_runs evaluates such Checks on every line (the submission v
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -203,6 +205,85 @@ def simple_separator(data: bytes) -> str | None:
     if not data or separator is None or data[:1] in (separator, b"\n", b"#") or data.startswith(BOM):
         return None
     return separator.decode()
+
+
+class SimpleScan:
+    """A file's bytes as a stream for a fast reader, checked as they are read: the rules of
+    simple_separator and has_non_ascii_blank, chunk by chunk, so that a file of any size is read once
+    and never held whole.
+
+    The first `head` bytes decide the separator (a tab if the head has one, else a space) and the
+    layout's start (no BOM left after one is stripped, no blank, newline or `#` first); every chunk
+    after that is hashed (optionally), its lines counted, and scanned for the other blank, a CR or
+    non-ASCII whitespace (with the last two bytes of the chunk before: such a blank is at most three
+    bytes). After the reader has read it all, `simple` says whether the whole file kept the layout,
+    `lines` is count_lines of the bytes without their BOM and `sha256` the digest of every byte read.
+
+    >>> import io
+    >>> scan = SimpleScan(io.BytesIO(b"q1 0 d1 1\\nq1 0 d2 0\\n"), head=4)
+    >>> scan.separator, len(scan.read(-1)), scan.simple, scan.lines
+    (' ', 20, True, 2)
+    """
+
+    def __init__(self, file: BinaryIO, head: int, hashed: bool = False) -> None:
+        self._file = file
+        self._sha = hashlib.sha256() if hashed else None
+        self._blanks: set[bytes] = set()
+        self._tail = b""
+        self._newlines = 0
+        self._last = b""
+        self._broken = False
+        first = self._scanned(file.read(head))
+        self._pending = without_bom(first)
+        separator = b"\t" if b"\t" in self._pending else b" "
+        starts_badly = not self._pending or self._pending[:1] in (separator, b"\n", b"#")
+        self._separator = separator
+        self.separator = None if starts_badly or self._pending.startswith(BOM) or self._broken else separator.decode()
+
+    def _scanned(self, chunk: bytes) -> bytes:
+        if self._sha is not None:
+            self._sha.update(chunk)
+        if b"\r" in chunk or has_non_ascii_blank(self._tail + chunk):
+            self._broken = True
+        self._blanks.update(blank for blank in (b" ", b"\t") if blank in chunk)
+        self._newlines += chunk.count(b"\n")
+        if chunk:
+            self._last, self._tail = chunk[-1:], chunk[-2:]
+        return chunk
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all that is left if `size` < 0), the head's first."""
+        if self._pending:
+            if size < 0 or size >= len(self._pending):
+                chunk, self._pending = self._pending, b""
+                return chunk + (self.read(size - len(chunk)) if size < 0 or size > len(chunk) else b"")
+            chunk, self._pending = self._pending[:size], self._pending[size:]
+            return chunk
+        return self._scanned(self._file.read(size))
+
+    @property
+    def closed(self) -> bool:
+        """Whether the file is closed (Arrow asks; the scan's owner closes the file)."""
+        return self._file.closed
+
+    def close(self) -> None:
+        """Nothing: the file is its owner's to close (Arrow closes what it has read)."""
+
+    @property
+    def simple(self) -> bool:
+        """Whether every byte read kept the simple layout: one blank, no CR, no non-ASCII whitespace."""
+        return self.separator is not None and not self._broken and self._blanks <= {self._separator}
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far, a last line without a newline included (count_lines)."""
+        return self._newlines + (self._last not in (b"", b"\n"))
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of every byte read (BOM included); only for a scan made with hashed=True."""
+        assert self._sha is not None, "a scan without a hash"
+        return self._sha.hexdigest()
 
 
 def plain_separator(data: bytes) -> str | None:

@@ -119,6 +119,42 @@ def read_input(path: str | Path) -> tuple[bytes, bytes]:
         raise SourceError(shown, f"a corrupt or truncated gzip file ({exc})") from None
 
 
+def plain_file(path: str | Path) -> bool:
+    """Whether a TREC input is a file read as it is (not `-`, not gzip by name or by its first bytes),
+    which a loader may then parse as it reads it instead of reading it whole first."""
+    if str(path) == STDIN or str(path).lower().endswith(".gz"):
+        return False
+    check_readable(path)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(GZIP_MAGIC)) != GZIP_MAGIC
+    except OSError as exc:
+        raise InputError(path, 0, "cannot read the file", exc.strerror or str(exc)) from None
+
+
+class Input:
+    """A TREC input to load, read whole at most once (standard input can be read only once).
+
+    >>> Input("tests/fixtures/trec_eval/results.test").plain
+    True
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self.plain = plain_file(path)
+        self._read: tuple[bytes, bytes] | None = None
+
+    def read(self) -> tuple[bytes, bytes]:
+        """(the bytes as given, the bytes to parse): read_input's, read once."""
+        if self._read is None:
+            self._read = read_input(self.path)
+        return self._read
+
+    def sha256(self) -> str:
+        """The SHA-256 of the bytes as given; a plain file's is streamed from it, never held whole."""
+        return sha256_file(self.path) if self.plain and self._read is None else sha256_bytes(self.read()[0])
+
+
 def sha256_bytes(data: bytes) -> str:
     """Hex SHA-256 of some bytes."""
     return hashlib.sha256(data).hexdigest()

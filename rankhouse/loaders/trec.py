@@ -28,6 +28,7 @@ handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glo
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -46,24 +47,21 @@ from rankhouse.loaders.lines import (
     REPEATED_HASHES,
     Check,
     LineFormat,
+    SimpleScan,
     ascii_blanks,
-    count_lines,
     field_count,
     finite_number,
     finite_value,
-    has_non_ascii_blank,
-    simple_separator,
     stage_and_check,
     whole_number,
     whole_value,
-    without_bom,
     written_number,
 )
 from rankhouse.loaders.sources import (
     STDIN,
+    Input,
     LoadResult,
     loaded_source,
-    read_input,
     record_source,
     sha256_bytes,
     shown_path,
@@ -127,19 +125,19 @@ class _NotSimple(Exception):
     """The optimistic load gave up; its transaction is rolled back and the general reader takes over."""
 
 
-def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) -> pa.RecordBatchReader:
-    """The fields f1 .. fN (of `types`) and line_no of a simple file, streamed in blocks by Arrow's CSV
-    reader (no quotes, no escapes, no header), so that no more than a few blocks are held beside the
-    file's bytes. Every line becomes a row (blank lines too): row i is line i. Reading it raises
+def _simple_fields(scan: SimpleScan, types: tuple[pa.DataType, ...]) -> pa.RecordBatchReader:
+    """The fields f1 .. fN (of `types`) and line_no of a simple file, read from its scan in blocks by
+    Arrow's CSV reader (no quotes, no escapes, no header, the scan's separator), so that no more than a
+    few blocks are held at a time. Every line becomes a row (blank lines too): row i is line i. Reading it raises
     (pa.ArrowInvalid, or a duckdb.Error while DuckDB consumes it) if a line has another number of fields,
     a number does not parse or the bytes are not UTF-8."""
     names = [f"f{i}" for i in range(1, len(types) + 1)]
     try:
         reader = pacsv.open_csv(
-            pa.BufferReader(data),
+            scan,
             read_options=pacsv.ReadOptions(column_names=names, block_size=FAST_BLOCK),
             parse_options=pacsv.ParseOptions(
-                delimiter=separator, quote_char=False, escape_char=False, ignore_empty_lines=False
+                delimiter=scan.separator, quote_char=False, escape_char=False, ignore_empty_lines=False
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict(zip(names, types)), null_values=[], strings_can_be_null=False
@@ -161,21 +159,23 @@ def _simple_fields(data: bytes, separator: str, types: tuple[pa.DataType, ...]) 
     return pa.RecordBatchReader.from_batches(schema, numbered())
 
 
-def _insert_simple(wh: Warehouse, data: bytes, fmt: TrecFormat, table: str, rows_sql: str, prefix: list) -> int:
+def _insert_simple(wh: Warehouse, scan: SimpleScan, fmt: TrecFormat, table: str, rows_sql: str, prefix: list) -> int:
     """Insert the fast reader's fields (registered as FAST_FIELDS) into `table`; raise _NotSimple if
     anything is off.
 
     Missing or extra fields and unparsable numbers made the reader fail already; a value that breaks a
-    rule becomes NULL in a NOT NULL column, and skipped blank lines, comment lines and repeated (qid,
-    docno) pairs are caught by the check query over `rows_sql` (the rows just inserted). Call it inside
-    a transaction.
+    rule becomes NULL in a NOT NULL column; a blank or byte the scan found off the layout, skipped blank
+    lines, comment lines and repeated (qid, docno) pairs are caught after the insert, by the scan and by
+    the check query over `rows_sql` (the rows just inserted). Call it inside a transaction.
     """
     try:
         wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}", prefix)
     except duckdb.Error as exc:
         raise _NotSimple from exc
+    if not scan.simple:
+        raise _NotSimple
     rows, comments = wh.sql(f"SELECT count(*), count(*) FILTER (WHERE starts_with(qid, '#')) FROM {rows_sql}")[0]
-    if comments or rows != count_lines(data) or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
+    if comments or rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
         raise _NotSimple
     return rows
 
@@ -198,38 +198,66 @@ def _replace_rows(wh: Warehouse, replace: list[str], prefix: list, insert: Calla
 
 
 def _load(
-    wh: Warehouse, path: str | Path, data: bytes, fmt: TrecFormat, table: str, rows_sql: str, prefix: list,
-    replace: list[str], finish: Callable[[int], None],
-) -> int:  # fmt: skip
-    """One transaction: run `replace` statements, insert the file's rows, then `finish(rows)`.
+    wh: Warehouse, source: Input, fmt: TrecFormat, table: str, rows_sql: str, prefix: list, replace: list[str],
+    finish: Callable[[int, str], None],
+) -> tuple[int, str]:  # fmt: skip
+    """One transaction: run `replace` statements, insert the file's rows, then `finish(rows, sha256)`;
+    (rows, the SHA-256 of the bytes as given).
 
-    The fast reader is tried first on a simple file (its BOM stripped; with no non-ASCII whitespace,
-    which only the general reader names); otherwise (or if it gives up) the general one.
+    A plain file (sources.plain_file) is parsed by the fast reader as it is read, through a SimpleScan
+    that hashes it on the way: a file of any size is never held whole. Standard input and gzip are read
+    whole first, and the fast reader is tried on their bytes. If the file is not simple or the fast
+    reader gives up, the file is read whole and goes through the general reader, which names the rule
+    it breaks.
     """
-    text = without_bom(data)
-    separator = None if has_non_ascii_blank(text) else simple_separator(text)
-
-    def insert_simple() -> int:
-        return _insert_simple(wh, text, fmt, table, rows_sql, prefix)
-
-    def insert_staged() -> int:
-        wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
-        return wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
-
-    if separator is not None:
+    shown = shown_path(source.path)
+    if source.plain:
         try:
-            wh.con.register(FAST_FIELDS, _simple_fields(text, separator, fmt.fast_types))
-            try:
-                return _replace_rows(wh, replace, prefix, insert_simple, finish)
-            finally:
-                wh.con.unregister(FAST_FIELDS)
+            with open(source.path, "rb") as file:
+                scan = SimpleScan(file, FAST_BLOCK, hashed=True)
+                if scan.separator is not None:
+                    return _load_simple(wh, scan, fmt, table, rows_sql, prefix, replace, finish, lambda: scan.sha256)
         except _NotSimple:
             pass
+        except OSError as exc:
+            raise InputError(shown, 0, "cannot read the file", exc.strerror or str(exc)) from None
+    raw, data = source.read()
+    with ThreadPoolExecutor(1) as pool:  # hashing releases the GIL: overlap it with loading
+        hashing = pool.submit(sha256_bytes, raw)
+        if not source.plain:
+            scan = SimpleScan(io.BytesIO(data), FAST_BLOCK)
+            if scan.separator is not None:
+                try:
+                    return _load_simple(wh, scan, fmt, table, rows_sql, prefix, replace, finish, hashing.result)
+                except _NotSimple:
+                    pass
+
+        def insert_staged() -> int:
+            wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
+            return wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
+
+        try:
+            _stage_and_check(wh, shown, data, fmt)
+            rows = _replace_rows(wh, replace, prefix, insert_staged, lambda rows: finish(rows, hashing.result()))
+        finally:
+            wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
+        return rows, hashing.result()
+
+
+def _load_simple(
+    wh: Warehouse, scan: SimpleScan, fmt: TrecFormat, table: str, rows_sql: str, prefix: list, replace: list[str],
+    finish: Callable[[int, str], None], sha: Callable[[], str],
+) -> tuple[int, str]:  # fmt: skip
+    """_load's fast reader over `scan`, in one transaction; raise _NotSimple (all rolled back) if it gives up."""
+    wh.con.register(FAST_FIELDS, _simple_fields(scan, fmt.fast_types))
     try:
-        _stage_and_check(wh, path, data, fmt)
-        return _replace_rows(wh, replace, prefix, insert_staged, finish)
+        rows = _replace_rows(
+            wh, replace, prefix, lambda: _insert_simple(wh, scan, fmt, table, rows_sql, prefix),
+            lambda rows: finish(rows, sha()),
+        )  # fmt: skip
     finally:
-        wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
+        wh.con.unregister(FAST_FIELDS)
+    return rows, sha()
 
 
 # A run name in NAME=PATH: a letter, digit or _, then letters, digits and _ . + @ : - (no / or blank).
@@ -315,23 +343,19 @@ def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> Load
 
     >>> load_run(wh, "tests/fixtures/trec_eval/results.test")  # doctest: +SKIP
     """
-    raw, data = read_input(path)
+    source = Input(path)
     shown = shown_path(path)
     run_id = run_id or default_name(path)
     previous = loaded_source(wh, "meta.sources", "raw.runs", run_id)
-    with ThreadPoolExecutor(1) as pool:  # hashing releases the GIL: overlap it with loading
-        hashing = pool.submit(sha256_bytes, raw)
-        if previous is not None and previous[1] == hashing.result():
-            return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
-        rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
+    if previous is not None and previous[1] == source.sha256():
+        return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
+    rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
 
-        def finish(rows: int) -> None:
-            record_source(wh, "meta.sources", "raw.runs", run_id, shown, hashing.result(), rows, "trec.run")
+    def finish(rows: int, sha: str) -> None:
+        record_source(wh, "meta.sources", "raw.runs", run_id, shown, sha, rows, "trec.run")
 
-        rows = _load(
-            wh, shown, data, RUN, "raw.runs", rows_sql, [run_id], ["DELETE FROM raw.runs WHERE run_id = ?"], finish
-        )
-        sha = hashing.result()
+    replace = ["DELETE FROM raw.runs WHERE run_id = ?"]
+    rows, sha = _load(wh, source, RUN, "raw.runs", rows_sql, [run_id], replace, finish)
     if previous is None:
         return LoadResult("raw.runs", run_id, shown, sha, rows, "loaded")
     return LoadResult("raw.runs", run_id, shown, sha, rows, "replaced", *previous)
@@ -343,20 +367,19 @@ def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> Load
     A labels file holds one set of qrels; loading the same bytes again is a no-op. `path` may be `-` or
     gzip-compressed, as for load_run.
     """
-    raw, data = read_input(path)
+    source = Input(path)
     shown = shown_path(path)
-    sha = sha256_bytes(raw)
     name = name or default_name(path)
     with wh.labels():
         previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = 'qrels'")
-        if [(n, s) for n, _, s in previous] == [(name, sha)]:
-            return LoadResult("qrels", name, shown, sha, 0, "unchanged")
+        if [n for n, _, _ in previous] == [name] and previous[0][2] == source.sha256():
+            return LoadResult("qrels", name, shown, previous[0][2], 0, "unchanged")
 
-        def finish(rows: int) -> None:
+        def finish(rows: int, sha: str) -> None:
             record_source(wh, "labels.meta.sources", "qrels", name, shown, sha, rows, "trec.qrels")
 
         replace = ["DELETE FROM labels.qrels", "DELETE FROM labels.meta.sources WHERE table_name = 'qrels'"]
-        rows = _load(wh, shown, data, QRELS, "labels.qrels", "labels.qrels", [], replace, finish)
+        rows, sha = _load(wh, source, QRELS, "labels.qrels", "labels.qrels", [], replace, finish)
     if not previous:
         return LoadResult("qrels", name, shown, sha, rows, "loaded")
     return LoadResult("qrels", name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
