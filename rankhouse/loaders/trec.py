@@ -15,15 +15,21 @@ Runs and qrels also keep the rules of every text reader (loaders/lines.py): a le
 stripped, a line with non-ASCII whitespace is refused, and so is a number with a `_` or a non-ASCII
 character.
 
-A file in a simple layout (see lines.simple_separator) is first loaded optimistically: Arrow's CSV
-reader streams its bytes to DuckDB in blocks of FAST_BLOCK bytes, each row numbered with its line (so
-only a few blocks are held beside the bytes, never the whole file as Arrow columns; numbers are read as
-doubles: Arrow refuses `1_000` and non-ASCII digits, and reads the numbers it takes as DuckDB's casts
-do), and the general reader's SQL inserts them, every rule enforced by NOT NULL columns or one check
-query; if anything is off, even in the last block, the transaction is rolled back and the file goes
-through the general reader, which finds and names the broken rule. Large files are nearly always
-simple, and this halves their load time. Both readers parse the bytes that were hashed: no path is
-handed to DuckDB, whose readers would expand `*`, `?` and `[...]` in it as a glob.
+A file in a simple layout (one separator, a space or a tab, used singly; no blank, comment or CRLF
+lines; lines.SimpleScan) is first loaded optimistically: Arrow's CSV reader parses it in blocks of
+FAST_BLOCK bytes, each row numbered with its line, and the general reader's SQL inserts them, every rule
+enforced by NOT NULL columns, the scan or one check query; if anything is off, even in the last block,
+the transaction is rolled back and the file goes through the general reader, which finds and names the
+broken rule. Numbers are read as doubles: Arrow refuses `1_000` and non-ASCII digits, and reads the
+numbers it takes as DuckDB's casts do. Large files are nearly always simple, and this halves their load
+time.
+
+Memory: a plain file (not `-`, not gzip) is parsed as it is read: its bytes go through the scan, which
+hashes them, into Arrow, a few blocks at a time, so a run of any size is never held whole in Python
+(100M lines, 3.1 GB, load in DuckDB's memory alone). Standard input and gzip files are read whole
+first (sources.read_input), then parsed the same way; the general reader always reads the file whole.
+Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would expand
+`*`, `?` and `[...]` in it as a glob.
 """
 
 from __future__ import annotations
