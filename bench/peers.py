@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def installed(module: str) -> bool:
     """Whether a peer's module can be imported here (a bench runs the peers it finds and names the others).
@@ -152,3 +154,42 @@ def run_measured(
         "peak_tree_rss_mb": peaks.pop("tree"),
         "peak_disk_mb": peaks,
     }
+
+
+def markers(script: str) -> tuple[str, str]:
+    """The README's begin and end markers of a bench script's section (`script`: its file name).
+
+    >>> markers("eval_speed.py")[0]
+    '<!-- bench/eval_speed.py: begin -->'
+    """
+    return f"<!-- bench/{script}: begin -->", f"<!-- bench/{script}: end -->"
+
+
+def rewrite_readme(readme: Path, script: str, text: str) -> None:
+    """Replace what is between the README's markers of `script` (markers) by `text`; refused, with nothing
+    written, unless the README has one begin line and, after it, one end line."""
+    begin, end = markers(script)
+    content = readme.read_text()
+    if content.count(begin) != 1 or content.count(end) != 1 or content.index(begin) > content.index(end):
+        raise SystemExit(f"{readme}: needs one line {begin} and, after it, one line {end}")
+    head, rest = content.split(begin)
+    _, tail = rest.split(end)
+    readme.write_text(f"{head}{begin}\n{text}{end}{tail}")
+
+
+def machine() -> dict:
+    """Where figures were measured: the date, rankhouse's commit, cores, memory and the load average."""
+    import datetime
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, timeout=60
+        ).stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        commit = "unknown"
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) * 1024
+    return {
+        "date": datetime.date.today().isoformat(), "commit": commit, "cores": os.cpu_count(),
+        "memory_gb": round(memory / 2**30, 1), "load_average": os.getloadavg()[0],
+    }  # fmt: skip

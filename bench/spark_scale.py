@@ -46,7 +46,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import run_measured
+from peers import markers, run_measured
+from peers import rewrite_readme as rewrite_section
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURES = ["AP", "nDCG@10", "P@10", "R@100", "RR"]
@@ -61,7 +62,7 @@ GRADES = (0.45, 0.3, 0.15, 0.1)  # grades 0-3 of a judged retrieved document
 UNRETRIEVED_GRADES = (0.2, 0.4, 0.25, 0.15)  # and of an unretrieved one
 FIRST_GRADES = (0.5, 0.3, 0.2)  # grades 1-3 of each query's first unretrieved judged document
 RELATIVE = 1e-12  # per-query values equal within this, relative
-BEGIN, END = "<!-- bench/spark_scale.py: begin -->", "<!-- bench/spark_scale.py: end -->"
+BEGIN, END = markers("spark_scale.py")
 FULL = (1_000_000, 100, 4)  # the issue's size and scale-up
 
 
@@ -494,12 +495,7 @@ def section(results: dict) -> str:
 
 def rewrite_readme(readme: Path, text: str) -> None:
     """Replace what is between the README's BEGIN and END markers by `text`."""
-    content = readme.read_text()
-    if content.count(BEGIN) != 1 or content.count(END) != 1 or content.index(BEGIN) > content.index(END):
-        raise SystemExit(f"{readme}: needs one line {BEGIN} and, after it, one line {END}")
-    head, rest = content.split(BEGIN)
-    _, tail = rest.split(END)
-    readme.write_text(f"{head}{BEGIN}\n{text}{END}{tail}")
+    rewrite_section(readme, "spark_scale.py", text)
 
 
 def main() -> None:
