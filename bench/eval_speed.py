@@ -1,12 +1,16 @@
-"""Speed of evaluation, from files to numbers: rankhouse against pytrec_eval and ranx.
+"""Speed of evaluation, from files to numbers: rankhouse against pytrec_eval and ranx, at several sizes.
 
-A generated run of 10,000 queries x 1,000 documents (distinct scores, so no tie rule matters) with
-graded qrels (50 judged documents per query, grades 0-3); measures AP, nDCG@10, P@10, R@100, RR.
-Each system runs in a fresh process, one after the other, on this machine; each reports the time
-from reading the files to having the mean of every measure. ranx compiles with numba: its first call
-(with an empty numba cache) is reported apart from its warm time (the same call again).
+A generated run of Q queries x 1,000 documents (distinct scores, so no tie rule matters) with graded
+qrels (50 judged documents per query, grades 0-3); measures AP, nDCG@10, P@10, R@100, RR. By default
+10,000, 20,000 and 40,000 queries (10M, 20M and 40M run lines), to show how each system's time and
+peak memory grow. Each system runs in a fresh process, one after the other, on this machine, and
+reports the time from reading the files to having the mean of every measure; the process's peak
+memory is its own (wait4). rankhouse runs as `rankhouse eval` does without -q (per-query values are
+computed and stored, not read back). ranx compiles with numba: its first call (with an empty numba
+cache) is reported apart from its warm time (the same call again). A peer that is not installed is
+named and left out.
 
-    python bench/eval_speed.py [--queries 10000] [--docs 1000] [--out bench/out]
+    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--out bench/out] [--readme]
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import run_child
+from peers import ROOT, installed, machine, rewrite_readme, run_child
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -75,7 +79,7 @@ def run_rankhouse(run: str, qrels: str) -> dict:
 
     start = time.perf_counter()
     with Warehouse(":memory:") as wh:
-        result = evaluate(wh, qrels, [run], MEASURES["rankhouse"])
+        result = evaluate(wh, qrels, [run], MEASURES["rankhouse"], per_query=False)  # as `rankhouse eval` without -q
     seconds = time.perf_counter() - start
     summary = result.summary[result.runs[0]]
     return {"seconds": seconds, "values": [summary[m] for m in MEASURES["rankhouse"]]}
@@ -109,52 +113,116 @@ def run_ranx(run: str, qrels: str) -> dict:
 
 
 SYSTEMS = {"rankhouse": run_rankhouse, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
+MODULES = {"rankhouse": "rankhouse", "pytrec_eval": "pytrec_eval", "ranx": "ranx"}  # what each needs installed
 
 
 def child(system: str, run: str, qrels: str) -> None:
     print(json.dumps(SYSTEMS[system](run, qrels)))
 
 
+def measure(out: Path, queries: int, docs: int, systems: list[str]) -> dict:
+    """One size: generate (or reuse) its files, run each system in a fresh process, compare the means."""
+    print(f"generating {queries:,} queries x {docs:,} documents ...", file=sys.stderr)
+    run, qrels = generate(out, queries, docs)
+    results = {}
+    for system in systems:
+        print(f"running {system} on {queries:,} x {docs:,} ...", file=sys.stderr)
+        results[system] = run_child(__file__, system, str(run), str(qrels))
+    reference = results.get("pytrec_eval", results.get("rankhouse"))["values"]
+    for result in results.values():
+        result["max_difference_from_reference"] = max(abs(a - b) for a, b in zip(result["values"], reference))
+    return {"queries": queries, "docs": docs, "run_mb": run.stat().st_size / 2**20, "systems": results}
+
+
+def relative(seconds: float, base: float) -> str:
+    """How `seconds` compares with `base`: `1.25x slower` or `2.00x faster`.
+
+    >>> relative(2.5, 2.0), relative(1.0, 2.0)
+    ('1.25x slower', '2.00x faster')
+    """
+    return f"{seconds / base:.2f}x slower" if seconds >= base else f"{base / seconds:.2f}x faster"
+
+
+def section(results: dict) -> str:
+    """The README's section: one table per size, then how time and memory grow."""
+    env = results["machine"]
+    versions = ", ".join(f"{name} {version}" for name, version in results["versions"].items())
+    reference = "pytrec_eval" if "pytrec_eval" in results["sizes"][0]["systems"] else "rankhouse"
+    lines = [
+        f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB (load average "
+        f"{env['load_average']:.1f} at the start; {versions}), each system in a fresh process, one after the other:",
+        "",
+    ]
+    for missing in results["missing"]:
+        lines += [f"{missing}: not installed here, left out.", ""]
+    for size in results["sizes"]:
+        systems = size["systems"]
+        rh = systems["rankhouse"]["seconds"]
+        lines += [
+            f"**{size['queries']:,} queries x {size['docs']:,} documents** ({size['queries'] * size['docs']:,} run "
+            f"lines, {size['run_mb']:,.0f} MB):",
+            "",
+            "| system | seconds | relative to rankhouse | peak memory (MB) | "
+            f"largest difference of a mean from {reference} |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for system, result in systems.items():
+            label = f"{system}, warm (second call)" if "first_call_seconds" in result else system
+            ratio = relative(result["seconds"], rh) if system != "rankhouse" else "1.00x"
+            lines.append(
+                f"| {label} | {result['seconds']:.2f} | {ratio} | {result['peak_rss_mb']:,.0f} | "
+                f"{result['max_difference_from_reference']:.1e} |"
+            )
+            if "first_call_seconds" in result:
+                first = result["first_call_seconds"]
+                lines.append(f"| {system}, first call (numba compiling) | {first:.2f} | {first / rh:.2f}x slower | | |")
+        lines.append("")
+    if len(results["sizes"]) > 1:
+        first, last = results["sizes"][0], results["sizes"][-1]
+        growth = last["queries"] / first["queries"]
+        parts = []
+        for system in first["systems"]:
+            a, b = first["systems"][system], last["systems"].get(system)
+            if b:
+                time, memory = b["seconds"] / a["seconds"], b["peak_rss_mb"] / a["peak_rss_mb"]
+                parts.append(f"{system} {time:.1f}x the time and {memory:.1f}x the memory")
+        lines += [
+            f"From {first['queries']:,} to {last['queries']:,} queries ({growth:.0f}x the lines): {'; '.join(parts)}."
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, nargs="+", default=[10_000, 20_000, 40_000])
     parser.add_argument("--docs", type=int, default=1_000)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"generating {args.queries:,} queries x {args.docs:,} documents ...", file=sys.stderr)
-    run, qrels = generate(args.out, args.queries, args.docs)
-    results = {}
-    for system in SYSTEMS:
-        print(f"running {system} ...", file=sys.stderr)
-        results[system] = run_child(__file__, system, str(run), str(qrels))
-    reference = results["pytrec_eval"]["values"]
-    for system, result in results.items():
-        gap = max(abs(a - b) for a, b in zip(result["values"], reference))
-        result["max_difference_from_pytrec_eval"] = gap
-    rh = results["rankhouse"]["seconds"]
-    lines = [
-        f"evaluation, files to numbers, {args.queries:,} queries x {args.docs:,} documents "
-        f"({args.queries * args.docs:,} run lines), measures AP, nDCG@10, P@10, R@100, RR",
-        "",
-        "| system | seconds | rankhouse speed-up | peak memory (MB) | max difference of the means from pytrec_eval |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for system, result in results.items():
-        label = f"{system} (warm: second call)" if "first_call_seconds" in result else system
-        lines.append(
-            f"| {label} | {result['seconds']:.2f} | {result['seconds'] / rh:.2f}x | {result['peak_rss_mb']:,.0f} | "
-            f"{result['max_difference_from_pytrec_eval']:.1e} |"
-        )
-        if "first_call_seconds" in result:
-            first = result["first_call_seconds"]
-            lines.append(f"| {system} (first call, numba compiling) | {first:.2f} | {first / rh:.2f}x | | |")
-    print("\n".join(lines))
+    systems = [s for s in SYSTEMS if installed(MODULES[s])]
+    missing = [s for s in SYSTEMS if s not in systems]
+    for system in missing:
+        print(f"{system}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
+    from importlib.metadata import version
+
+    results = {
+        "machine": machine(),
+        "versions": {s: version({"pytrec_eval": "pytrec-eval-terrier"}.get(s, s)) for s in systems},
+        "missing": missing,
+        "sizes": [measure(args.out, queries, args.docs, systems) for queries in args.queries],
+    }
+    text = section(results)
+    print(text)
     (args.out / "eval_speed.json").write_text(json.dumps(results, indent=2))
+    if args.readme:
+        rewrite_readme(ROOT / "README.md", "eval_speed.py", text + "\n")
+        print("rewrote README.md's eval_speed.py section", file=sys.stderr)
 
 
 if __name__ == "__main__":

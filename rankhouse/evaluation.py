@@ -101,7 +101,7 @@ class EvalResult:
     measures: list[Measure]
     runs: list[str]
     summary: dict[str, dict[str, float | str]]
-    per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    per_query: dict[str, dict[str, dict[str, float]]] | None = field(default_factory=dict)  # None: not read
 
     def lines(self, per_query: bool = False, places: int = PLACES) -> list[str]:
         """trec_eval's output: `measure<TAB>query<TAB>value`, per query first with per_query, then `all`.
@@ -117,6 +117,8 @@ class EvalResult:
     def rows(self, per_query: bool = False) -> list[tuple[str, Measure, str, float | str]]:
         """(run, measure, query, value) in the output's order: run by run, each query's rows (ids sorted
         as text, measures in the order asked for) with per_query, then the run's `all` rows."""
+        if per_query and self.per_query is None:
+            raise RankhouseError("these results were read without their per-query rows (read_results(per_query=True))")
         out = []
         for run in self.runs:
             if per_query:
@@ -227,34 +229,36 @@ def compute_measures(
     (DuckDB by default; a SparkEngine computes the portable ones on Spark)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
     params = {**options.parameters(), "measures": canonical or ["NumQ"]}
-    project = Project.load()
+    project = Project.load(params=params, closure=[MEASURE_TARGETS.strip("+")])
     runner = Runner(wh, project, params, engine=engine)
     return runner.run(project.select(MEASURE_TARGETS), progress=progress)
 
 
-def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure]) -> EvalResult:
-    """Read run_measures and query_measures back for the given runs."""
+def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per_query: bool = True) -> EvalResult:
+    """Read run_measures back for the given runs, and query_measures too with `per_query` (a large run's
+    per-query rows cost more to read than its summary: `rankhouse eval` reads them only with -q)."""
     by_canonical: dict[str, list[Measure]] = {}
     for m in measures:
         by_canonical.setdefault(m.canonical, []).append(m)
     summary: dict[str, dict[str, float | str]] = {run: {} for run in run_ids}
-    per_query: dict[str, dict[str, dict[str, float]]] = {run: {} for run in run_ids}
+    per_query_values: dict[str, dict[str, dict[str, float]]] = {run: {} for run in run_ids}
     for run, measure, value in wh.sql(
         "SELECT system, measure, value FROM models.run_measures WHERE subset = 'all' AND list_contains(?, system)",
         [run_ids],
     ):
         for m in by_canonical.get(measure, []):
             summary[run][m.label] = value
-    for run, qid, measure, value in wh.sql(
+    per_query_rows = wh.sql(
         "SELECT system, query, measure, value FROM models.query_measures WHERE list_contains(?, system)", [run_ids]
-    ):
+    ) if per_query else []  # fmt: skip
+    for run, qid, measure, value in per_query_rows:
         for m in by_canonical.get(measure, []):
             if m.family not in SUMMARY_ONLY:
-                per_query[run].setdefault(qid, {})[m.label] = value
+                per_query_values[run].setdefault(qid, {})[m.label] = value
     for run in run_ids:
         for m in by_canonical.get(RUNID, []):
             summary[run][m.label] = run_tag(wh, run)
-    return EvalResult(measures, run_ids, summary, per_query)
+    return EvalResult(measures, run_ids, summary, per_query_values if per_query else None)
 
 
 def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
@@ -297,9 +301,10 @@ def evaluate(
     on_load: Callable[[LoadResult], None] | None = None,
     progress: Progress | None = None,
     engine: DuckDBEngine | None = None,
+    per_query: bool = True,
 ) -> EvalResult:
     """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures on `engine` (DuckDB by default;
-    the caller closes it), and return them for these runs.
+    the caller closes it), and return them for these runs (their per-query values too with `per_query`).
 
     A run given as a string may be `NAME=PATH`; a Path is always a path.
 
@@ -318,4 +323,4 @@ def evaluate(
     if not options.complete:
         _require_judged_queries(wh, run_ids)
     compute_measures(wh, measures, options, progress, engine)
-    return read_results(wh, run_ids, measures)
+    return read_results(wh, run_ids, measures, per_query)

@@ -156,6 +156,28 @@ def test_selection_syntax(chain, spec, expected):
     assert Project.load(chain).select(spec) == expected
 
 
+def test_a_closure_holds_the_models_named_and_all_they_read(chain):
+    model(chain, "late", "SELECT run_id FROM raw.runs", extra="-- depends_on: models.summary")
+    project = Project.load(chain, closure=["late"])
+    assert sorted(project.models) == ["doubled", "late", "runs_per_id", "summary"]  # not `other`
+    assert project.select("+late") == Project.load(chain).select("+late")
+    with pytest.raises(ModelError, match="no such model"):
+        Project.load(chain, closure=["nope"])
+
+
+def test_a_closure_is_checked_like_the_whole_project(tmp_path):
+    model(tmp_path, "reader", "SELECT run_id FROM models.missing")
+    with pytest.raises(ModelError, match="reads unknown model models.missing"):
+        Project.load(tmp_path, closure=["reader"])
+
+
+def test_the_measure_closure_gives_the_measure_models_the_whole_project_gives():
+    whole, closure = Project.load(), Project.load(closure=["run_measures"])
+    assert closure.select("+run_measures") == whole.select("+run_measures")
+    assert all(closure.parents[name] == whole.parents[name] for name in closure.models)
+    assert len(closure.models) < len(whole.models) / 3
+
+
 def test_selecting_an_unknown_model_is_an_error(chain):
     with pytest.raises(ModelError, match="no such model"):
         Project.load(chain).select("+nope")

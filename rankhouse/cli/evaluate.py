@@ -154,6 +154,7 @@ def eval_command(
             on_load=on_load,
             progress=TextProgress() if verbose else None,
             engine=builder,
+            per_query=per_query,
         )  # fmt: skip
     sys.stdout.write(result.render(output_format, per_query, digits))
 

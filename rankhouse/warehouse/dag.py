@@ -150,10 +150,27 @@ class Project:
     params: dict = field(default_factory=dict)
 
     @classmethod
-    def load(cls, models_dir: Path = MODELS_DIR, params: dict | None = None) -> Project:
+    def load(
+        cls, models_dir: Path = MODELS_DIR, params: dict | None = None, closure: list[str] | None = None
+    ) -> Project:
         """The models under `models_dir`, their dependencies read from the SQL rendered with `params`
-        (header defaults where not given), so that a parameter can switch a model's source."""
-        project = cls(load_models(models_dir), declared_sources(), dict(params or {}))
+        (header defaults where not given), so that a parameter can switch a model's source.
+
+        With `closure` (model names), the project holds only those models and every model they read,
+        directly or not: only those are rendered, parsed and checked, which is what a command that builds
+        them needs (`rankhouse eval` reads 30 of the 200 models), at a fraction of the cost.
+
+        >>> sorted(Project.load(closure=["measure_requests"]).models)
+        ['measure_requests']
+        """
+        models, params = load_models(models_dir), dict(params or {})
+        trees = None
+        if closure is not None:
+            trees = reachable(models, closure, params)
+            models = {name: model for name, model in models.items() if name in trees}
+        project = cls(models, declared_sources(), params)
+        if trees is not None:
+            project.__dict__["trees"] = trees  # parsed already: the cached property's value
         project.check()
         return project
 
@@ -314,6 +331,26 @@ class Project:
         ['run_measures', 'measure_ap']
         """
         return [item.strip("+") for item in selection_items(spec or "") if not item.startswith(("stage:", "group:"))]
+
+
+def reachable(models: dict[str, Model], names: list[str], params: dict) -> dict[str, exp.Expression]:
+    """The parsed SQL (rendered with `params`) of the models `names` and of every model they read,
+    directly or not, found by parsing only those. A name that is not a model is refused; a model read
+    that does not exist is left for Project.check to name."""
+    trees: dict[str, exp.Expression] = {}
+    todo = list(names)
+    for name in todo:
+        if name not in models:
+            raise ModelError(name, f"no such model{did_you_mean(name, models)}")
+    while todo:
+        name = todo.pop()
+        if name in trees:
+            continue
+        model = models[name]
+        trees[name] = parse(model, render(model, params))
+        refs = table_references(model, trees[name]) | {d.lower() for d in model.depends_on}
+        todo += [ref.split(".", 1)[1] for ref in refs if ref.startswith("models.") and ref.split(".", 1)[1] in models]
+    return trees
 
 
 def selection_items(spec: str) -> list[str]:
