@@ -58,6 +58,20 @@ CREATE TABLE IF NOT EXISTS raw.runs (
     line    BIGINT  NOT NULL   -- line number in the source file
 );
 
+-- Where each query's lines are in a loaded run file (rankhouse/loaders/query_blocks.py): its first line
+-- and its number of lines, and whether those are the consecutive lines from the first, in trec_eval's
+-- order (score descending, then docno descending), comparing scores as doubles and as 32-bit floats. The
+-- fast reader finds them as it reads; the general reader records every query in no order. run_ranking
+-- ranks the lines of a query in order by their position instead of sorting them.
+CREATE TABLE IF NOT EXISTS raw.run_blocks (
+    run_id        VARCHAR NOT NULL,
+    qid           VARCHAR NOT NULL,
+    first_line    BIGINT  NOT NULL,
+    lines         BIGINT  NOT NULL,
+    double_order  BOOLEAN NOT NULL,
+    float_order   BOOLEAN NOT NULL
+);
+
 -- Studies (see rankhouse/study.py). A warehouse that holds a study opens its labels only through
 -- `rankhouse study evaluate`, after the study's latest freeze verifies.
 CREATE TABLE IF NOT EXISTS meta.studies (

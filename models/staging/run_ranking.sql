@@ -1,8 +1,8 @@
 -- name: run_ranking
--- version: 4
+-- version: 5
 -- stage: prepare
 -- grain: system, query_key, rank
--- audits: at_least_one_row
+-- audits:
 -- parameters: depth = 0, score_precision = "double"
 -- materialized: view
 -- description: Every loaded TREC run's documents per query in trec_eval's order (the trec_order
@@ -10,22 +10,46 @@
 --   = qid, doc_key = docno; the file's rank column is ignored. score_precision says how scores compare:
 --   "double" as trec_eval 10.0 does (the default), "float" as 32-bit floats, as trec_eval 9 and
 --   pytrec_eval do (scores equal in float32 tie, and the docno decides). With depth > 0
---   only the first `depth` documents are kept (trec_eval -M). A view: its one big reader
+--   only the first `depth` documents are kept (trec_eval -M). A query whose lines the file lists
+--   together and already in that order (run_blocks) is ranked by the lines' positions in its block,
+--   which are those ranks; only the other queries are sorted. A view: its one big reader
 --   (judged_ranking) keeps only the judged documents, and materialising every ranked document of a
 --   large run would cost more than the whole evaluation. Not null and unique by construction
---   (row_number over NOT NULL columns), so only emptiness is audited.
-WITH ordered AS (
+--   (positions in a block, row_number over NOT NULL columns), and never empty where a run is loaded
+--   (the loader refuses a file without a line), so not audited: an audit would compute the view.
+WITH blocks_in_order AS (
+    SELECT run_id, qid, first_line
+    FROM models.run_blocks
+    WHERE {{ "float_order" if score_precision == "float" else "double_order" }}
+),
+
+listed_in_order AS (
+    SELECT r.run_id, r.qid, r.docno, r.score, r.line - b.first_line + 1 AS rank
+    FROM models.runs AS r
+    JOIN blocks_in_order AS b ON b.run_id = r.run_id AND b.qid = r.qid
+),
+
+sorted AS (
     SELECT
-        run_id,
-        qid,
-        docno,
-        score,
-        row_number() OVER (PARTITION BY run_id, qid ORDER BY {{ trec_order('score', 'docno', score_precision) }}) AS rank
-    FROM models.runs
+        r.run_id,
+        r.qid,
+        r.docno,
+        r.score,
+        row_number() OVER (
+            PARTITION BY r.run_id, r.qid ORDER BY {{ trec_order('r.score', 'r.docno', score_precision) }}
+        ) AS rank
+    FROM models.runs AS r
+    ANTI JOIN blocks_in_order AS b ON b.run_id = r.run_id AND b.qid = r.qid
+),
+
+ranked AS (
+    SELECT * FROM listed_in_order
+    UNION ALL
+    SELECT * FROM sorted
 )
 
 SELECT run_id AS system, qid AS query_key, docno AS doc_key, rank, score
-FROM ordered
+FROM ranked
 {% if depth > 0 -%}
 WHERE rank <= {{ depth }}
 {%- endif %}

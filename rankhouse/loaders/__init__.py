@@ -43,7 +43,7 @@ class Loader:
 LOADERS = {
     loader.name: loader
     for loader in (
-        Loader("trec.run", load_run, False, (("raw.runs", "run_id"),)),
+        Loader("trec.run", load_run, False, (("raw.runs", "run_id"), ("raw.run_blocks", "run_id"))),
         Loader("trec.qrels", load_qrels, True, (("qrels", None),)),
         Loader("csv.documents", load_documents, False, (("raw.documents", "corpus"),)),
         Loader("csv.queries", load_queries, False, (("raw.queries", "corpus"),)),

@@ -214,9 +214,9 @@ class SimpleScan:
 
     The first `head` bytes decide the separator (a tab if the head has one, else a space) and the
     layout's start (no BOM left after one is stripped, no blank, newline or `#` first); every chunk
-    after that is hashed (optionally), its lines counted, and scanned for the other blank, a CR or
-    non-ASCII whitespace (with the last two bytes of the chunk before: such a blank is at most three
-    bytes). After the reader has read it all, `simple` says whether the whole file kept the layout,
+    after that is hashed (optionally), its lines counted, and scanned for the other blank, a CR,
+    non-ASCII whitespace or a comment line (with the last two bytes of the chunk before: such a blank is
+    at most three bytes). After the reader has read it all, `simple` says whether the whole file kept the layout,
     `lines` is count_lines of the bytes without their BOM and `sha256` the digest of every byte read.
 
     >>> import io
@@ -243,7 +243,11 @@ class SimpleScan:
     def _scanned(self, chunk: bytes) -> bytes:
         if self._sha is not None:
             self._sha.update(chunk)
-        if b"\r" in chunk or has_non_ascii_blank(self._tail + chunk):
+        # a non-ASCII blank (at most three bytes) may span two chunks; so may a newline before a `#`
+        spanning = self._tail + chunk[:2]
+        if b"\r" in chunk or has_non_ascii_blank(chunk) or has_non_ascii_blank(spanning):
+            self._broken = True
+        if b"\n#" in chunk or b"\n#" in spanning:  # a comment line (the head's first line is checked apart)
             self._broken = True
         self._blanks.update(blank for blank in (b" ", b"\t") if blank in chunk)
         self._newlines += chunk.count(b"\n")

@@ -16,16 +16,19 @@ stripped, a line with non-ASCII whitespace is refused, and so is a number with a
 character.
 
 A file in a simple layout (one separator, a space or a tab, used singly; no blank, comment or CRLF
-lines; lines.SimpleScan) is first loaded optimistically: Arrow's CSV reader parses it in blocks of
-FAST_BLOCK bytes, each row numbered with its line, and the general reader's SQL inserts them, every rule
-enforced by NOT NULL columns, the scan or one check query; if anything is off, even in the last block,
-the transaction is rolled back and the file goes through the general reader, which finds and names the
-broken rule. Numbers are read as doubles: Arrow refuses `1_000` and non-ASCII digits, and reads the
-numbers it takes as DuckDB's casts do. Large files are nearly always simple, and this halves their load
-time.
+lines; lines.SimpleScan) is first loaded optimistically: it is cut into chunks of whole lines
+(FAST_BLOCK bytes), each parsed by Arrow's CSV reader on every core, each row numbered with its line,
+and the general reader's SQL inserts them, every rule enforced by NOT NULL columns, the scan or one
+check query; if anything is off, even in the last chunk, the transaction is rolled back and the file goes
+through the general reader, which finds and names the broken rule. A thread reads, scans, hashes and
+parses the next chunk while DuckDB inserts the last (_ahead). Numbers are read as doubles: Arrow refuses
+`1_000` and non-ASCII digits, and reads the numbers it takes as DuckDB's casts do. Large files are
+nearly always simple, and this halves their load time. On the way, the fast reader finds where each
+query's lines are and whether they are in trec_eval's order (query_blocks.py, raw.run_blocks), so that
+run_ranking need not sort them.
 
 Memory: a plain file (not `-`, not gzip) is parsed as it is read: its bytes go through the scan, which
-hashes them, into Arrow, a few blocks at a time, so a run of any size is never held whole in Python
+hashes them, into Arrow, two chunks at a time, so a run of any size is never held whole in Python
 (100M lines, 3.1 GB, load in DuckDB's memory alone). Standard input and gzip files are read whole
 first (sources.read_input), then parsed the same way; the general reader always reads the file whole.
 Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would expand
@@ -36,11 +39,14 @@ from __future__ import annotations
 
 import io
 import os
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import numpy as np
@@ -63,6 +69,7 @@ from rankhouse.loaders.lines import (
     whole_value,
     written_number,
 )
+from rankhouse.loaders.query_blocks import QueryBlocks
 from rankhouse.loaders.sources import (
     STDIN,
     Input,
@@ -75,8 +82,9 @@ from rankhouse.loaders.sources import (
 from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
-FAST_FIELDS = "rh_simple"  # the fast reader's stream of Arrow batches, registered for the insert
-FAST_BLOCK = 1 << 24  # bytes per block of the fast reader (Arrow's default, 1 MiB, parses slower)
+FAST_FIELDS = "rh_simple"  # the fast reader's parsed chunk, an Arrow table registered for the insert
+FAST_BLOCK = 1 << 26  # bytes per chunk of the fast reader: Arrow parses one on every core as DuckDB inserts the last
+ARROW_BLOCK = 1 << 23  # bytes per block that one of Arrow's threads parses within a chunk
 RUN_FIELDS = "qid Q0 docno rank score tag"
 # Where a repeated (qid, docno) is first.
 FIRST_AT = "'qid ' || f1 || ', docno ' || f3 || ', ' || " + FIRST_LINE
@@ -104,6 +112,8 @@ class TrecFormat:
     fast_types: tuple[pa.DataType, ...]  # the fast reader's column types, one per field
     select: str  # f1 .. fN and line_no into the table's columns; NULL where a value breaks a rule
     key: str  # the table's (qid, docno) columns, for the duplicate check after a fast load
+    unread: tuple[str, ...] = ()  # fields the fast reader counts but does not convert (not stored)
+    blocks: bool = False  # whether a fast load finds the file's query blocks (query_blocks.py)
 
 
 RUN = TrecFormat(
@@ -111,6 +121,8 @@ RUN = TrecFormat(
     fast_types=(pa.string(), pa.string(), pa.string(), pa.float64(), pa.float64(), pa.string()),
     select=f"f1, f3, {RANK}, {SCORE}, f6, line_no",
     key="qid, docno",
+    unread=("f2",),
+    blocks=True,
 )
 
 QRELS_CHECKS = (
@@ -127,61 +139,135 @@ QRELS = TrecFormat(
 )
 
 
+def _chunks(scan: SimpleScan) -> Iterator[memoryview]:
+    """The scan's bytes in chunks of about FAST_BLOCK bytes, each ending at a line's end (the last one
+    may not), so that each chunk holds whole lines."""
+    rest = b""
+    while data := scan.read(FAST_BLOCK):
+        data = rest + data if rest else data
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield memoryview(data)[:cut]
+        rest = data[cut:]
+    if rest:
+        yield memoryview(rest)
+
+
+def _parse_chunk(chunk: memoryview, fmt: TrecFormat, separator: str, first_line: int) -> pa.Table:
+    """The fields of a chunk of whole lines (f1 .. fN of fmt.fast_types, but fmt.unread) and line_no,
+    the first line being `first_line`; parsed by Arrow's CSV reader on every core (no quotes, no
+    escapes, no header, the scan's separator). Every line becomes a row (blank lines too): raises
+    _NotSimple if a line has another number of fields, a number does not parse or the bytes are not UTF-8.
+    """
+    names = [f"f{i}" for i in range(1, len(fmt.fast_types) + 1)]
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(chunk)),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=ARROW_BLOCK, use_threads=True),
+            parse_options=pacsv.ParseOptions(
+                delimiter=separator, quote_char=False, escape_char=False, ignore_empty_lines=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict(zip(names, fmt.fast_types)),
+                include_columns=[name for name in names if name not in fmt.unread],
+                null_values=[],
+                strings_can_be_null=False,
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        raise _NotSimple from exc
+    numbers = np.arange(first_line, first_line + table.num_rows, dtype=np.int64)
+    return table.append_column("line_no", pa.array(numbers))
+
+
+T = TypeVar("T")
+
+
+def _ahead(items: Iterator[T]) -> Iterator[T]:
+    """`items`, each produced in a thread while the caller works on the one before (reading and parsing a
+    chunk overlaps inserting the last); an exception raised producing an item is raised here. If the
+    caller stops early, the thread stops after the item it is producing."""
+    handoff: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        handoff.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put((done, None))
+        except BaseException as exc:  # handed to the caller, raised there
+            handoff.put((done, exc))
+
+    worker = threading.Thread(target=produce, name="rankhouse-fast-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, error = handoff.get()
+            if error is not None:
+                raise error
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting to hand over its item
+            try:
+                handoff.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        worker.join()
+
+
+def _simple_tables(scan: SimpleScan, fmt: TrecFormat, blocks: QueryBlocks | None) -> Iterator[pa.Table]:
+    """The parsed chunks of a simple file (_parse_chunk), read, scanned and parsed in a thread one chunk
+    ahead of the caller; with `blocks`, each run chunk's query blocks are found on the way."""
+
+    def parsed() -> Iterator[pa.Table]:
+        first_line = 1
+        for chunk in _chunks(scan):
+            table = _parse_chunk(chunk, fmt, scan.separator, first_line)
+            if blocks is not None:
+                blocks.add(table["f1"], table["f3"], table["f5"], first_line)
+            first_line += table.num_rows
+            yield table
+
+    return _ahead(parsed())
+
+
 class _NotSimple(Exception):
     """The optimistic load gave up; its transaction is rolled back and the general reader takes over."""
 
 
-def _simple_fields(scan: SimpleScan, types: tuple[pa.DataType, ...]) -> pa.RecordBatchReader:
-    """The fields f1 .. fN (of `types`) and line_no of a simple file, read from its scan in blocks by
-    Arrow's CSV reader (no quotes, no escapes, no header, the scan's separator), so that no more than a
-    few blocks are held at a time. Every line becomes a row (blank lines too): row i is line i. Reading it raises
-    (pa.ArrowInvalid, or a duckdb.Error while DuckDB consumes it) if a line has another number of fields,
-    a number does not parse or the bytes are not UTF-8."""
-    names = [f"f{i}" for i in range(1, len(types) + 1)]
-    try:
-        reader = pacsv.open_csv(
-            scan,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=FAST_BLOCK),
-            parse_options=pacsv.ParseOptions(
-                delimiter=scan.separator, quote_char=False, escape_char=False, ignore_empty_lines=False
-            ),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict(zip(names, types)), null_values=[], strings_can_be_null=False
-            ),
-        )
-    except pa.ArrowInvalid as exc:  # the first block is read on opening
-        raise _NotSimple from exc
-    schema = reader.schema.append(pa.field("line_no", pa.int64()))
-
-    def numbered() -> Iterator[pa.RecordBatch]:
-        first = 1
-        for batch in reader:
-            numbers = pa.Array.from_buffers(
-                pa.int64(), batch.num_rows, [None, pa.py_buffer(np.arange(first, first + batch.num_rows))]
-            )
-            first += batch.num_rows
-            yield pa.RecordBatch.from_arrays([*batch.columns, numbers], schema=schema)
-
-    return pa.RecordBatchReader.from_batches(schema, numbered())
-
-
-def _insert_simple(wh: Warehouse, scan: SimpleScan, fmt: TrecFormat, table: str, rows_sql: str, prefix: list) -> int:
-    """Insert the fast reader's fields (registered as FAST_FIELDS) into `table`; raise _NotSimple if
-    anything is off.
+def _insert_simple(
+    wh: Warehouse, scan: SimpleScan, fmt: TrecFormat, table: str, rows_sql: str, prefix: list,
+    blocks: QueryBlocks | None,
+) -> int:  # fmt: skip
+    """Insert the fast reader's chunks into `table`; raise _NotSimple if anything is off.
 
     Missing or extra fields and unparsable numbers made the reader fail already; a value that breaks a
-    rule becomes NULL in a NOT NULL column; a blank or byte the scan found off the layout, skipped blank
-    lines, comment lines and repeated (qid, docno) pairs are caught after the insert, by the scan and by
+    rule becomes NULL in a NOT NULL column; a blank, byte or comment line the scan found off the layout,
+    skipped blank lines and repeated (qid, docno) pairs are caught after the insert, by the scan and by
     the check query over `rows_sql` (the rows just inserted). Call it inside a transaction.
     """
-    try:
-        wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}", prefix)
-    except duckdb.Error as exc:
-        raise _NotSimple from exc
+    insert = f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}"
+    for chunk in _simple_tables(scan, fmt, blocks):
+        wh.con.register(FAST_FIELDS, chunk)  # in place of the chunk before (unregistered by _load_simple)
+        try:
+            wh.sql(insert, prefix)
+        except duckdb.Error as exc:
+            raise _NotSimple from exc
     if not scan.simple:
         raise _NotSimple
-    rows, comments = wh.sql(f"SELECT count(*), count(*) FILTER (WHERE starts_with(qid, '#')) FROM {rows_sql}")[0]
-    if comments or rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
+    rows = wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
+    if rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
         raise _NotSimple
     return rows
 
@@ -203,12 +289,16 @@ def _replace_rows(wh: Warehouse, replace: list[str], prefix: list, insert: Calla
     return rows
 
 
+Finish = Callable[[int, str, "QueryBlocks | None"], None]
+
+
 def _load(
     wh: Warehouse, source: Input, fmt: TrecFormat, table: str, rows_sql: str, prefix: list, replace: list[str],
-    finish: Callable[[int, str], None],
+    finish: Finish,
 ) -> tuple[int, str]:  # fmt: skip
-    """One transaction: run `replace` statements, insert the file's rows, then `finish(rows, sha256)`;
-    (rows, the SHA-256 of the bytes as given).
+    """One transaction: run `replace` statements, insert the file's rows, then `finish(rows, sha256,
+    blocks)`; (rows, the SHA-256 of the bytes as given). `blocks` are the query blocks the fast reader
+    found in a run (fmt.blocks), None where the general reader loaded the file.
 
     A plain file (sources.plain_file) is parsed by the fast reader as it is read, through a SimpleScan
     that hashes it on the way: a file of any size is never held whole. Standard input and gzip are read
@@ -244,7 +334,7 @@ def _load(
 
         try:
             _stage_and_check(wh, shown, data, fmt)
-            rows = _replace_rows(wh, replace, prefix, insert_staged, lambda rows: finish(rows, hashing.result()))
+            rows = _replace_rows(wh, replace, prefix, insert_staged, lambda rows: finish(rows, hashing.result(), None))
         finally:
             wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
         return rows, hashing.result()
@@ -252,16 +342,16 @@ def _load(
 
 def _load_simple(
     wh: Warehouse, scan: SimpleScan, fmt: TrecFormat, table: str, rows_sql: str, prefix: list, replace: list[str],
-    finish: Callable[[int, str], None], sha: Callable[[], str],
+    finish: Finish, sha: Callable[[], str],
 ) -> tuple[int, str]:  # fmt: skip
     """_load's fast reader over `scan`, in one transaction; raise _NotSimple (all rolled back) if it gives up."""
-    wh.con.register(FAST_FIELDS, _simple_fields(scan, fmt.fast_types))
+    blocks = QueryBlocks() if fmt.blocks else None
     try:
         rows = _replace_rows(
-            wh, replace, prefix, lambda: _insert_simple(wh, scan, fmt, table, rows_sql, prefix),
-            lambda rows: finish(rows, sha()),
+            wh, replace, prefix, lambda: _insert_simple(wh, scan, fmt, table, rows_sql, prefix, blocks),
+            lambda rows: finish(rows, sha(), blocks),
         )  # fmt: skip
-    finally:
+    finally:  # after the transaction (in an aborted one DuckDB refuses even this); a no-op if none was registered
         wh.con.unregister(FAST_FIELDS)
     return rows, sha()
 
@@ -357,14 +447,36 @@ def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> Load
         return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
     rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
 
-    def finish(rows: int, sha: str) -> None:
+    def finish(rows: int, sha: str, blocks: QueryBlocks | None) -> None:
         record_source(wh, "meta.sources", "raw.runs", run_id, shown, sha, rows, "trec.run")
+        store_blocks(wh, run_id, blocks)
 
-    replace = ["DELETE FROM raw.runs WHERE run_id = ?"]
+    replace = ["DELETE FROM raw.runs WHERE run_id = ?", "DELETE FROM raw.run_blocks WHERE run_id = ?"]
     rows, sha = _load(wh, source, RUN, "raw.runs", rows_sql, [run_id], replace, finish)
     if previous is None:
         return LoadResult("raw.runs", run_id, shown, sha, rows, "loaded")
     return LoadResult("raw.runs", run_id, shown, sha, rows, "replaced", *previous)
+
+
+def store_blocks(wh: Warehouse, run_id: str, blocks: QueryBlocks | None) -> None:
+    """Store where each query of a run is (raw.run_blocks), inside the load's transaction: the fast
+    reader's blocks (query_blocks.py), or for a file the general reader loaded (`blocks` None) each
+    query's first line and line count, in no order (its lines were not checked)."""
+    if blocks is None:
+        wh.sql(
+            "INSERT INTO raw.run_blocks SELECT run_id, qid, min(line), count(*), false, false FROM raw.runs "
+            "WHERE run_id = ? GROUP BY run_id, qid",
+            [run_id],
+        )
+        return
+    wh.con.register("rh_blocks", blocks.table())
+    try:
+        wh.sql(
+            "INSERT INTO raw.run_blocks SELECT ?, qid, first_line, lines, double_order, float_order FROM rh_blocks",
+            [run_id],
+        )
+    finally:
+        wh.con.unregister("rh_blocks")
 
 
 def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
@@ -381,7 +493,7 @@ def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> Load
         if [n for n, _, _ in previous] == [name] and previous[0][2] == source.sha256():
             return LoadResult("qrels", name, shown, previous[0][2], 0, "unchanged")
 
-        def finish(rows: int, sha: str) -> None:
+        def finish(rows: int, sha: str, _: QueryBlocks | None) -> None:
             record_source(wh, "labels.meta.sources", "qrels", name, shown, sha, rows, "trec.qrels")
 
         replace = ["DELETE FROM labels.qrels", "DELETE FROM labels.meta.sources WHERE table_name = 'qrels'"]

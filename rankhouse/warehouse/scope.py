@@ -45,6 +45,16 @@ def _outer(kept: str, other: str) -> str:
     return VOID if kept == VOID else kept if other == FULL else MIXED
 
 
+def _anti(kept: str, other: str) -> str:
+    """The rows of `kept` that `other` does not match (an ANTI JOIN): whole rows, all of them where `other`
+    is empty; partial where `other` is (which rows it leaves is then unsure).
+
+    >>> _anti(FULL, VOID), _anti(FULL, FULL), _anti(FULL, MIXED)
+    ('full', 'full', 'mixed')
+    """
+    return MIXED if other == MIXED and kept != VOID else kept
+
+
 def _union(a: str, b: str) -> str:
     """The rows of either: an empty branch takes nothing from the other's."""
     return MIXED if MIXED in (a, b) else b if a == VOID else a
@@ -55,8 +65,9 @@ class Reading:
     tables and of the models it reads.
 
     >>> reading, sql = Reading({"raw.a": FULL, "raw.b": VOID}, {}), "SELECT * FROM raw.a {} raw.b USING (k)"
-    >>> [reading.query(exp.maybe_parse(sql.format(how), dialect="duckdb"), {}) for how in ("JOIN", "LEFT JOIN")]
-    ['void', 'mixed']
+    >>> [reading.query(exp.maybe_parse(sql.format(how), dialect="duckdb"), {})
+    ...  for how in ("JOIN", "LEFT JOIN", "ANTI JOIN")]
+    ['void', 'mixed', 'full']
     >>> [reading.query(exp.maybe_parse(text, dialect="duckdb"), {})
     ...  for text in ("SELECT * FROM raw.a UNION ALL SELECT * FROM raw.b", "SELECT count(*) FROM raw.b")]
     ['full', 'mixed']
@@ -90,7 +101,9 @@ class Reading:
         for join in node.args.get("joins") or []:
             right = self.relation(join.this, ctes)
             side, kind = (join.side or "").upper(), (join.kind or "").upper()
-            if side == "LEFT" or kind == "ANTI":
+            if kind == "ANTI":
+                verdict = _anti(verdict, right)
+            elif side == "LEFT":
                 verdict = _outer(verdict, right)
             elif side == "RIGHT":
                 verdict = _outer(right, verdict)
