@@ -24,34 +24,46 @@ from rankhouse.errors import RankhouseError, closest
 
 @dataclass(frozen=True)
 class Family:
-    """A measure family: whether it takes a cutoff, how its per-query values aggregate, what it is."""
+    """A measure family: whether it takes a cutoff, how its per-query values aggregate, what it is, and
+    the model of models/metrics/ that computes it."""
 
     name: str
     cutoff: str  # "required", "optional" or "none"
     aggregate: str  # "mean", "sum" or "geometric" (GMAP: exp of the mean log, each value floored at 1e-5)
     description: str
+    model: str
 
 
 FAMILIES = {
     family.name: family
     for family in (
-        Family("AP", "optional", "mean", "average precision (trec_eval map; AP@k is map_cut.k)"),
-        Family("GMAP", "none", "geometric", "geometric mean of AP over queries (trec_eval gm_map)"),
-        Family("nDCG", "optional", "mean", "nDCG with linear gain, the grade (trec_eval ndcg, ndcg_cut.k)"),
-        Family("nDCG_exp", "optional", "mean", "nDCG with exponential gain 2^grade - 1"),
-        Family("P", "required", "mean", "precision at k: relevant in the first k, divided by k"),
-        Family("R", "required", "mean", "recall at k: relevant in the first k over all relevant"),
-        Family("RR", "optional", "mean", "reciprocal rank of the first relevant document (RR@k: within k)"),
-        Family("Rprec", "none", "mean", "precision at rank R, R the number of relevant documents"),
-        Family("Success", "required", "mean", "1 if a relevant document is in the first k, else 0"),
-        Family("Bpref", "none", "mean", "binary preference (Buckley and Voorhees 2004)"),
-        Family("IPrec", "required", "mean", "interpolated precision at a recall level (iprec_at_recall)"),
-        Family("NumRet", "none", "sum", "documents retrieved"),
-        Family("NumRel", "none", "sum", "relevant documents in the judgments"),
-        Family("NumRelRet", "none", "sum", "relevant documents retrieved"),
-        Family("NumQ", "none", "sum", "queries evaluated (1 per query, summed)"),
-        Family("ERR", "optional", "mean", "expected reciprocal rank, graded (Chapelle et al. 2009; ERR@k)"),
-        Family("Judged", "optional", "mean", "share of the first k retrieved documents that are judged"),
+        Family("AP", "optional", "mean", "average precision (trec_eval map; AP@k is map_cut.k)", "measure_ap"),
+        Family("GMAP", "none", "geometric", "geometric mean of AP over queries (trec_eval gm_map)", "measure_ap"),
+        Family(
+            "nDCG", "optional", "mean", "nDCG with linear gain, the grade (trec_eval ndcg, ndcg_cut.k)", "measure_ndcg"
+        ),
+        Family("nDCG_exp", "optional", "mean", "nDCG with exponential gain 2^grade - 1", "measure_ndcg"),
+        Family("P", "required", "mean", "precision at k: relevant in the first k, divided by k", "measure_precision"),
+        Family("R", "required", "mean", "recall at k: relevant in the first k over all relevant", "measure_recall"),
+        Family(
+            "RR", "optional", "mean", "reciprocal rank of the first relevant document (RR@k: within k)", "measure_rr"
+        ),
+        Family("Rprec", "none", "mean", "precision at rank R, R the number of relevant documents", "measure_rprec"),
+        Family("Success", "required", "mean", "1 if a relevant document is in the first k, else 0", "measure_success"),
+        Family("Bpref", "none", "mean", "binary preference (Buckley and Voorhees 2004)", "measure_bpref"),
+        Family(
+            "IPrec", "required", "mean", "interpolated precision at a recall level (iprec_at_recall)", "measure_iprec"
+        ),
+        Family("NumRet", "none", "sum", "documents retrieved", "measure_counts"),
+        Family("NumRel", "none", "sum", "relevant documents in the judgments", "measure_counts"),
+        Family("NumRelRet", "none", "sum", "relevant documents retrieved", "measure_counts"),
+        Family("NumQ", "none", "sum", "queries evaluated (1 per query, summed)", "measure_queries"),
+        Family(
+            "ERR", "optional", "mean", "expected reciprocal rank, graded (Chapelle et al. 2009; ERR@k)", "measure_err"
+        ),
+        Family(
+            "Judged", "optional", "mean", "share of the first k retrieved documents that are judged", "measure_judged"
+        ),
     )
 }
 # Families that take ir_measures' `rel` (the lowest grade counted relevant, for this measure alone).
@@ -317,6 +329,18 @@ def measure_families(names: object) -> set[str]:
     """
     measure_values(names)  # validates
     return {m.family for m in parse_measures(list(names))}
+
+
+def measure_models(names: object) -> list[str]:
+    """The models of models/metrics/ that compute the requested measure names (a jinja2 filter:
+    query_measures reads only these, so that a measure nobody asked for is not computed), in the order
+    of FAMILIES.
+
+    >>> measure_models(["AP", "nDCG@10", "GMAP", "P@5"])
+    ['measure_ap', 'measure_ndcg', 'measure_precision']
+    """
+    families = measure_families(names)
+    return list(dict.fromkeys(f.model for f in FAMILIES.values() if f.name in families))
 
 
 def format_value(measure: Measure, value: float | str) -> str:

@@ -178,6 +178,17 @@ def test_the_measure_closure_gives_the_measure_models_the_whole_project_gives():
     assert len(closure.models) < len(whole.models) / 3
 
 
+def test_only_the_models_of_the_requested_measures_are_built():
+    """query_measures reads the measure models of the requested families only (measures.measure_models):
+    a measure nobody asked for is not computed."""
+    ap = set(Project.load(params={"measures": ["AP", "GMAP"]}, closure=["run_measures"]).models)
+    assert {"measure_ap", "relevant_counts", "judged_ranking"} <= ap
+    assert not ap & {"measure_ndcg", "ideal_ranking", "measure_bpref", "measure_counts", "retrieved_counts"}
+    ndcg = set(Project.load(params={"measures": ["nDCG_exp@5", "NumRet"]}, closure=["run_measures"]).models)
+    assert {"measure_ndcg", "ideal_ranking", "measure_counts", "retrieved_counts"} <= ndcg
+    assert "measure_ap" not in ndcg
+
+
 def test_selecting_an_unknown_model_is_an_error(chain):
     with pytest.raises(ModelError, match="no such model"):
         Project.load(chain).select("+nope")

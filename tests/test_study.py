@@ -118,11 +118,12 @@ def test_freeze_records_every_hash(env):
         "trunc": sha(root / "data" / "results.trunc"),
         "qrels": sha(root / "data" / "qrels.test"),
     }
-    assert set(record["models"]) == {"runs", "run_ranking", "measure_requests"}
+    assert set(record["models"]) == {"runs", "run_blocks", "run_ranking", "measure_requests"}
     assert set(record["objects"]) == set(record["models"])  # each catalog definition, by SHA-256
     assert record["previous_sha256"] is None and record["supersedes"] is None
-    # tables are hashed (runs and run_ranking are views: frozen by their fingerprints and the tables they read)
-    assert set(record["tables"]) == {"models.measure_requests", "raw.runs"}
+    # tables are hashed (runs, run_blocks and run_ranking are views: frozen by their fingerprints and the
+    # tables they read; raw.run_blocks says where each query's lines are, which decides run_ranking's ranks)
+    assert set(record["tables"]) == {"models.measure_requests", "raw.runs", "raw.run_blocks"}
     assert record["tables"]["raw.runs"]["rows"] == 2084
     assert record["rankhouse_version"] and record["canonical_export"]
 
@@ -185,9 +186,9 @@ def test_a_prepare_stage_cannot_select_evaluate_models(env):
 
 def tamper_model(root: Path, protocol: Path) -> str:
     path = root / "models" / "staging" / "run_ranking.sql"
-    call = "{{ trec_order('score', 'docno', score_precision) }}"
+    call = "{{ trec_order('r.score', 'r.docno', score_precision) }}"
     assert call in path.read_text()
-    path.write_text(path.read_text().replace(call, "score DESC, docno ASC"))
+    path.write_text(path.read_text().replace(call, "r.score DESC, r.docno ASC"))
     return "model run_ranking changed"
 
 

@@ -4,7 +4,8 @@ Every model can call the macros of sql/macros/*.sql (one definition each of the 
 use: trec_eval's order, the DCG term, BM25's term weight, the robust threshold, percentile intervals);
 they expand into the model's SQL before it is parsed, so a macro's text is part of every fingerprint
 that uses it. Filters: `literal` (a value as SQL), `identifier` (a checked model or column name) and
-`measure_values` and `measure_families` (rankhouse.measures: measure names as rows, their families);
+`measure_values`, `measure_families` and `measure_models` (rankhouse.measures: measure names as rows,
+their families, the models that compute them);
 `require(condition, message)` lets a template refuse parameters it cannot use.
 
 Templates render in jinja2's sandbox: no attribute of Python's internals, no change to a parameter, no
@@ -34,7 +35,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from rankhouse.errors import ModelError, RankhouseError
-from rankhouse.measures import measure_families, measure_values
+from rankhouse.measures import measure_families, measure_models, measure_values
 from rankhouse.paths import SQL_DIR
 from rankhouse.warehouse.catalog import Model, parameter_fits, parameter_kind
 
@@ -323,6 +324,7 @@ def _environment() -> jinja2.Environment:
         identifier=identifier,
         measure_values=lambda names: measure_values(unmarked(names)),
         measure_families=lambda names: measure_families(unmarked(names)),
+        measure_models=lambda names: measure_models(unmarked(names)),
         source_model=source_model,
         source_study=source_study,
     )
@@ -367,11 +369,11 @@ def effective_parameters(model: Model, params: dict | None) -> dict:
     return values
 
 
-MEASURE_FILTER = re.compile(r"\b(\w+)\s*\|\s*measure_(?:values|families)\b")
+MEASURE_FILTER = re.compile(r"\b(\w+)\s*\|\s*measure_(?:values|families|models)\b")
 
 
 def measure_list_parameters(model: Model) -> set[str]:
-    """The parameters the model's template passes to the measure_values or measure_families filter:
+    """The parameters the model's template passes to a measure filter (measure_values, _families, _models):
     lists of measure names that the measure registry reads (as `rankhouse eval -m` does)."""
     return set(MEASURE_FILTER.findall(model.template)) & set(model.parameters)
 
