@@ -41,3 +41,29 @@ def test_eval_under_a_limit_says_why_it_refuses(tmp_path, monkeypatch, capsys):
     assert run(["eval", str(TREC / "qrels.test"), str(TREC / "results.test")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: RANKHOUSE_MEMORY_LIMIT='12 parsecs'") and "Traceback" not in err
+
+
+def test_a_local_engine_reserves_its_heap_from_duckdbs_default_limit(monkeypatch):
+    """While a local engine's JVM runs here (reserve_memory), DuckDB's default is 80% of what it leaves;
+    an explicit RANKHOUSE_MEMORY_LIMIT still wins, and release_memory restores DuckDB's own default."""
+    import os
+
+    from rankhouse.warehouse.connection import JVM_OVERHEAD, release_memory, reserve_memory
+
+    monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    with Warehouse(":memory:") as wh:
+        default = wh.sql("SELECT current_setting('memory_limit')")[0][0]
+    reserve_memory(2 << 30)
+    try:
+        expected = f"{int(0.8 * (physical - (2 << 30) - JVM_OVERHEAD)) >> 20}MiB"
+        with Warehouse(":memory:") as wh:
+            assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == duckdbs_reading(expected)
+        monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "700MB")
+        with Warehouse(":memory:") as wh:
+            assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == duckdbs_reading("700MB")
+        monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT")
+    finally:
+        release_memory()
+    with Warehouse(":memory:") as wh:
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == default

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import TREC, read_run
 from parity import row_differences
@@ -182,3 +183,30 @@ def test_run_engine_spark_from_the_command_line(tmp_path, spark, capsys):
     assert counted == {qid: len(docs) for qid, docs in read_run(TREC / "results.trunc").items()}
     assert statuses["retrieved_counts"] == "built"
     assert (tmp_path / "w.duckdb.spark" / "models" / "retrieved_counts").is_dir()
+
+
+def test_a_local_session_reserves_its_heap_from_duckdbs_default_limit(spark, monkeypatch):
+    """Started on a local master, the engine holds its driver's heap (the JVM's own maxMemory) out of
+    DuckDB's default memory limit until it closes (connection.reserve_memory)."""
+    import os
+
+    from rankhouse.warehouse.connection import JVM_OVERHEAD
+
+    monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
+    with Warehouse(":memory:") as wh:
+        default = wh.sql("SELECT current_setting('memory_limit')")[0][0]
+    heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    engine = SparkEngine(session=spark)
+    engine.start()
+    try:
+        with Warehouse(":memory:") as wh:
+            shared = wh.sql("SELECT current_setting('memory_limit')")[0][0]
+        reference = duckdb.connect()
+        reference.execute(f"SET memory_limit = '{int(0.8 * (physical - heap - JVM_OVERHEAD)) >> 20}MiB'")
+        assert shared == reference.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != default
+    finally:
+        engine.close()  # a session it did not start stays up
+    with Warehouse(":memory:") as wh:
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == default
+    assert not spark.sparkContext._jsc.sc().isStopped()

@@ -56,7 +56,7 @@ import sqlglot
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Audit, Model
-from rankhouse.warehouse.connection import MEMORY, Warehouse
+from rankhouse.warehouse.connection import MEMORY, Warehouse, release_memory, reserve_memory
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import spark_tree
 from rankhouse.warehouse.render import literal, parse, render
@@ -166,6 +166,7 @@ class SparkEngine(DuckDBEngine):
         self._registered: dict[str, str] = {}  # schema.table -> the key (version) of what its view holds
         self._warehouse: object | None = None  # the warehouse the views hold rows of
         self._given_workdir = self._workdir is not None
+        self._reserved = False  # whether start() reserved the driver's heap from DuckDB's default limit
 
     # -- where models run, and their fingerprints -------------------------------------------------
     def runs_on(self, model: Model, project: Project) -> str:
@@ -211,8 +212,13 @@ class SparkEngine(DuckDBEngine):
 
     def start(self) -> None:
         """Start the SparkSession now (a few seconds), so that a master that does not answer is refused
-        before a command opens its warehouse."""
+        before a command opens its warehouse. A local master computes in this machine's driver JVM: its
+        heap is reserved from DuckDB's default memory limit until close (connection.reserve_memory)."""
         self.session  # noqa: B018 - the property starts it
+        if self.master.startswith("local") and not self._reserved:
+            runtime = self.session.sparkContext._jvm.java.lang.Runtime.getRuntime()
+            reserve_memory(int(runtime.maxMemory()))
+            self._reserved = True
 
     def workdir(self, runner: Runner) -> Path:
         """The folder of the Parquet files: the one given, else `<warehouse>.spark/` (a temporary one
@@ -370,7 +376,11 @@ class SparkEngine(DuckDBEngine):
             wh.files.unregister("rh_spark_export")
 
     def close(self) -> None:
-        """Stop the SparkSession the engine started, and remove a temporary work folder."""
+        """Stop the SparkSession the engine started, give back the memory reserved for it, and remove a
+        temporary work folder."""
+        if self._reserved:
+            release_memory()
+            self._reserved = False
         if self._owns_session and self._session is not None:
             self._session.stop()
             self._session = None
