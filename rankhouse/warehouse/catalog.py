@@ -338,13 +338,20 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
     )
 
 
-def load_models(models_dir: Path) -> dict[str, Model]:
-    """Every `*.sql` model under `models_dir`, by name; names must be unique across groups."""
-    models: dict[str, Model] = {}
-    glossary = load_glossary(models_dir)
+def model_paths(models_dir: Path) -> dict[str, Path]:
+    """Every `*.sql` model file under `models_dir`, by model name (its file name, which its header must
+    repeat); names must be unique across groups."""
+    paths: dict[str, Path] = {}
     for path in sorted(models_dir.rglob("*.sql")):
-        model = parse_model(path, models_dir, glossary)
-        if model.name in models:
-            raise ModelError(model.name, f"defined twice: {models[model.name].path} and {path}")
-        models[model.name] = model
-    return models
+        if path.stem in paths:
+            raise ModelError(path.stem, f"defined twice: {paths[path.stem]} and {path}")
+        paths[path.stem] = path
+    return paths
+
+
+def load_models(models_dir: Path, names: Iterable[str] | None = None) -> dict[str, Model]:
+    """Every `*.sql` model under `models_dir` (or only those of `names` that exist), by name."""
+    glossary = load_glossary(models_dir)
+    paths = model_paths(models_dir)
+    chosen = paths if names is None else {name: paths[name] for name in names if name in paths}
+    return {name: parse_model(path, models_dir, glossary) for name, path in chosen.items()}

@@ -12,7 +12,7 @@ from sqlglot import exp
 from rankhouse.errors import ModelError, did_you_mean
 from rankhouse.functions import FUNCTIONS
 from rankhouse.paths import MODELS_DIR, read_sql
-from rankhouse.warehouse.catalog import Model, load_models
+from rankhouse.warehouse.catalog import Model, load_glossary, load_models, model_paths, parse_model
 from rankhouse.warehouse.render import IDENTIFIER, parse, render
 
 # Schemas a model may read: other models, loaded inputs, and labels through the gate.
@@ -163,11 +163,12 @@ class Project:
         >>> sorted(Project.load(closure=["measure_requests"]).models)
         ['measure_requests']
         """
-        models, params = load_models(models_dir), dict(params or {})
+        params = dict(params or {})
         trees = None
-        if closure is not None:
-            trees = reachable(models, closure, params)
-            models = {name: model for name, model in models.items() if name in trees}
+        if closure is None:
+            models = load_models(models_dir)
+        else:
+            models, trees = reachable(models_dir, closure, params)
         project = cls(models, declared_sources(), params)
         if trees is not None:
             project.__dict__["trees"] = trees  # parsed already: the cached property's value
@@ -333,24 +334,26 @@ class Project:
         return [item.strip("+") for item in selection_items(spec or "") if not item.startswith(("stage:", "group:"))]
 
 
-def reachable(models: dict[str, Model], names: list[str], params: dict) -> dict[str, exp.Expression]:
-    """The parsed SQL (rendered with `params`) of the models `names` and of every model they read,
-    directly or not, found by parsing only those. A name that is not a model is refused; a model read
-    that does not exist is left for Project.check to name."""
+def reachable(models_dir: Path, names: list[str], params: dict) -> tuple[dict[str, Model], dict[str, exp.Expression]]:
+    """The models `names` and every model they read, directly or not, with their SQL (rendered with
+    `params`) parsed: found by reading and parsing only those files. A name that is not a model is
+    refused; a model read that does not exist is left for Project.check to name."""
+    paths, glossary = model_paths(models_dir), load_glossary(models_dir)
+    for name in names:
+        if name not in paths:
+            raise ModelError(name, f"no such model{did_you_mean(name, paths)}")
+    models: dict[str, Model] = {}
     trees: dict[str, exp.Expression] = {}
     todo = list(names)
-    for name in todo:
-        if name not in models:
-            raise ModelError(name, f"no such model{did_you_mean(name, models)}")
     while todo:
         name = todo.pop()
         if name in trees:
             continue
-        model = models[name]
+        model = models[name] = parse_model(paths[name], models_dir, glossary)
         trees[name] = parse(model, render(model, params))
         refs = table_references(model, trees[name]) | {d.lower() for d in model.depends_on}
-        todo += [ref.split(".", 1)[1] for ref in refs if ref.startswith("models.") and ref.split(".", 1)[1] in models]
-    return trees
+        todo += [ref.split(".", 1)[1] for ref in refs if ref.startswith("models.") and ref.split(".", 1)[1] in paths]
+    return models, trees
 
 
 def selection_items(spec: str) -> list[str]:
