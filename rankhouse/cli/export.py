@@ -6,11 +6,12 @@ kind (table or view), the fingerprint of the build that made it, rows, file and 
 
 What is exported, and the gate:
 - `--select` takes `rankhouse run -s`'s selection (Project.select: `name`, `+name`, `name+`, `stage:...`,
-  `group:...`); every model it selects must be built in the warehouse. Without it, every model that is
-  built there, views included (a view is computed when exported: BANKING77's full-ranking views hold
-  30.8M rows each, so select what you need). A model is built when the warehouse holds the table or
-  view its last build made (its catalog definition as recorded in meta.model_objects at build time): a
-  relation replaced or created by hand is not exported.
+  `group:...`); every model it names itself must be built in the warehouse, and those it brings in that
+  are not (a study builds the models of the measures it asks for only) are left out, and said. Without
+  it, every model that is built there, views included (a view is computed when exported: BANKING77's
+  full-ranking views hold 30.8M rows each, so select what you need). A model is built when the
+  warehouse holds the table or view its last build made (its catalog definition as recorded in
+  meta.model_objects at build time): a relation replaced or created by hand is not exported.
 - The warehouse is opened as `rankhouse query` opens it (query.open_for_analysts: read-only, no file
   access, settings locked), and the labels gate stays closed: models only, and no model view reads the
   labels file (the DAG refuses one), so what export can read is what `rankhouse query` shows without
@@ -19,7 +20,7 @@ What is exported, and the gate:
 - The rows go from that connection to a separate one that may write files (Warehouse.files), as Arrow:
   the warehouse's connection opens no file. HUGEINT columns (exact sums) arrive as DECIMAL(38,0).
 
-Refusals, all before anything is written: an unknown selection, a selected model that is not built,
+Refusals, all before anything is written: an unknown selection, a named model that is not built,
 DIR an existing file, or an existing non-empty DIR without `--force` (with it, files of the same names
 are replaced and others left). Files are written to a temporary folder beside DIR and moved in at the end.
 """
@@ -106,21 +107,24 @@ def view_reads(sql: str) -> set[str]:
     return {t.name.lower() for t in tables}
 
 
-def chosen(project: Project, built: dict[str, str], select: str | None, db: str) -> list[str]:
-    """The models to export: the selection's (each of them built), or every built one."""
+def chosen(project: Project, built: dict[str, str], select: str | None, db: str) -> tuple[list[str], list[str]]:
+    """The models to export: the selection's, or every built one; and the models the selection brings in
+    (`+name`, `name+`, `stage:`, `group:`) that are not built here, left out (a study builds only the
+    models of the measures it asks for, where the models' defaults name more). A model the selection
+    names itself must be built."""
     if not select:
         if not built:
             raise RankhouseError(f"no model is built in {db}: nothing to export")
-        return list(built)
+        return list(built), []
     names = project.select(select)
-    missing = [name for name in names if name not in built]
+    missing = [name for name in project.named(select) if name not in built]
     if missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         raise RankhouseError(
             f"not built in {db}: {shown} (a model is built by `rankhouse run` or its study's stage; a study's "
             "evaluate models once its freeze verifies); `rankhouse models list --db` shows each model's status"
         )
-    return names
+    return [name for name in names if name in built], [name for name in names if name not in built]
 
 
 def check_target(target: Path, force: bool) -> None:
@@ -210,7 +214,9 @@ def export_command(
     check_target(target, force)
     with Warehouse(db, read_only=True) as wh:
         built = built_models(wh, project)
-    names = chosen(project, built, select, db)
+    names, left_out = chosen(project, built, select, db)
+    if left_out:
+        say(f"not built in {db}, left out: {', '.join(left_out)}")
     # the models' views that sum into arrays (BM25's) get array aggregates: settings are locked once open
     arrays = any(project.computes_array_aggregate(n) for n in names)
     with open_for_analysts(db, None, None, False, None, array_aggregates=arrays) as wh:

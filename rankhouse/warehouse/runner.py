@@ -69,19 +69,29 @@ def user_functions(wh: Warehouse) -> list[tuple[str, str]]:
 
 def definition_sha256(wh: Warehouse, model: Model) -> str | None:
     """SHA-256 of the model's view or table definition as the warehouse's catalog holds it."""
-    if model.materialized == "view":
-        rows = wh.sql(
-            "SELECT sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'models' "
-            "AND view_name = ?",
-            [model.name],
-        )
-    else:
-        rows = wh.sql(
-            "SELECT sql FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'models' "
-            "AND table_name = ?",
-            [model.name],
-        )
-    return hashlib.sha256(rows[0][0].encode()).hexdigest() if rows else None
+    return model_objects(wh).get(model.name, {}).get(model.materialized)
+
+
+def model_objects(wh: Warehouse) -> dict[str, dict[str, str]]:
+    """Every table and view of the warehouse's `models` schema: name -> {"table" or "view": SHA-256 of its
+    definition in the catalog} (one query for all of them)."""
+    found: dict[str, dict[str, str]] = {}
+    for name, kind, sql in wh.sql(
+        "SELECT table_name, 'table', sql FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'models' UNION ALL SELECT view_name, 'view', sql FROM duckdb_views() "
+        "WHERE database_name = current_database() AND schema_name = 'models'"
+    ):
+        found.setdefault(name, {})[kind] = hashlib.sha256(sql.encode()).hexdigest()
+    return found
+
+
+def _literal(value: object) -> str:
+    """A Python value (None, a number or a string) as a SQL literal, for the runner's bookkeeping statements."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 class DuckDBEngine:
@@ -142,6 +152,7 @@ class Runner:
         self.engine = engine or DuckDBEngine()
         self._fingerprints: dict[str, str] = {}
         self._functions_checked = False  # user_functions, once per runner: a model defines none
+        self._objects: dict[str, dict[str, str]] = {}  # the models schema's objects, read by run()
         unknown = set(self.params) - {k for m in project.models.values() for k in m.parameters}
         if unknown:
             raise RankhouseError(f"no model declares parameter(s) {', '.join(sorted(unknown))}")
@@ -170,20 +181,32 @@ class Runner:
     def last_built(self, name: str) -> str | None:
         """The fingerprint of the model's current table or view, if it was built, still exists and is
         still the object the build made (its catalog definition as recorded in meta.model_objects)."""
-        rows = self.wh.sql(
-            "SELECT fingerprint FROM meta.model_runs WHERE model = ? AND status IN ('built', 'skipped') "
-            "ORDER BY started_at DESC LIMIT 1",
-            [name],
+        return self.last_builds([name])[name]
+
+    def last_builds(self, names: list[str]) -> dict[str, str | None]:
+        """last_built of each of `names`, read from the warehouse in three queries for all of them."""
+        latest = dict(
+            self.wh.sql(
+                "SELECT model, arg_max(fingerprint, started_at) FROM meta.model_runs "
+                "WHERE status IN ('built', 'skipped') AND list_contains(?, model) GROUP BY model",
+                [list(names)],
+            )
         )
-        if not rows:
-            return None
-        recorded = self.wh.sql(
-            "SELECT definition_sha256 FROM meta.model_objects WHERE model = ? AND fingerprint = ?", [name, rows[0][0]]
-        )
-        current = definition_sha256(self.wh, self.project.models[name])
-        if current is None or not recorded or recorded[0][0] != current:
-            return None
-        return rows[0][0]
+        recorded = {
+            (model, fingerprint): sha
+            for model, fingerprint, sha in self.wh.sql(
+                "SELECT model, fingerprint, definition_sha256 FROM meta.model_objects WHERE list_contains(?, model)",
+                [list(names)],
+            )
+        }
+        objects = model_objects(self.wh) if latest else {}
+        found: dict[str, str | None] = {}
+        for name in names:
+            fingerprint = latest.get(name)
+            current = objects.get(name, {}).get(self.project.models[name].materialized)
+            ok = fingerprint is not None and current is not None and recorded.get((name, fingerprint)) == current
+            found[name] = fingerprint if ok else None
+        return found
 
     def run(self, names: list[str], force: bool = False, progress: Progress | None = None) -> list[ModelRun]:
         """Build `names` (in the order given, which must respect dependencies); stop at the first failure.
@@ -194,14 +217,17 @@ class Runner:
         progress = progress or SILENT
         results = []
         selected = set(names)
+        outside = sorted({parent for name in names for parent in self.project.parents[name]} - selected)
+        built = self.last_builds(sorted(selected | set(outside)))
+        self._objects = model_objects(self.wh)  # kept up to date by _run_one
         for name in names:
             for parent in self.project.parents[name]:
-                if parent not in selected and self.last_built(parent) != self.fingerprint(parent):
+                if parent not in selected and built[parent] != self.fingerprint(parent):
                     raise ModelError(name, f"needs {parent}, which is missing or out of date; select +{name}")
             progress.model_started(name)
             start = time.perf_counter()
             try:
-                result = self._run_one(self.project.models[name], force)
+                result = self._run_one(self.project.models[name], force, built[name])
             except BaseException as exc:
                 status = "failed" if isinstance(exc, Exception) else "interrupted"
                 seconds = time.perf_counter() - start
@@ -213,30 +239,29 @@ class Runner:
 
     def _log(
         self, name: str, fingerprint: str, status: str, rows: int | None, seconds: float, message: str | None
-    ) -> None:
-        self.wh.sql(
-            "INSERT INTO meta.model_runs VALUES (?, ?, ?, ?, ?, current_localtimestamp(), ?)",
-            [name, fingerprint, status, rows, seconds, message],
-        )
+    ) -> str:
+        """The statement that records a model run in meta.model_runs."""
+        values = ", ".join(_literal(v) for v in (name, fingerprint, status, rows, seconds))
+        return f"INSERT INTO meta.model_runs VALUES ({values}, current_localtimestamp(), {_literal(message)})"
 
-    def _rows(self, model: Model) -> int | None:
-        """Rows of a model's table; None for a view (counting would run it)."""
-        if model.materialized == "view":
-            return None
-        return self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
+    def _built(self, model: Model) -> tuple[int | None, str]:
+        """The rows of a model's new table (None for a view: counting would run it) and the SHA-256 of its
+        definition in the catalog, in one query."""
+        catalog = "duckdb_views()" if model.materialized == "view" else "duckdb_tables()"
+        column = "view_name" if model.materialized == "view" else "table_name"
+        count = "NULL" if model.materialized == "view" else f"(SELECT count(*) FROM {model.table})"
+        rows, sql = self.wh.sql(
+            f"SELECT {count}, (SELECT sql FROM {catalog} WHERE database_name = current_database() "
+            f"AND schema_name = 'models' AND {column} = ?)",
+            [model.name],
+        )[0]
+        return rows, hashlib.sha256(sql.encode()).hexdigest()
 
     def _drop_other_kind(self, model: Model) -> None:
         """Drop a view where a table is to be built, or the other way round."""
-        other = "TABLE" if model.materialized == "view" else "VIEW"
-        catalog = "duckdb_tables()" if other == "TABLE" else "duckdb_views()"
-        column = "table_name" if other == "TABLE" else "view_name"
-        exists = self.wh.sql(
-            f"SELECT 1 FROM {catalog} WHERE database_name = current_database() AND schema_name = 'models' "
-            f"AND {column} = ?",
-            [model.name],
-        )
-        if exists:
-            self.wh.sql(f"DROP {other} {model.table}")
+        other = "table" if model.materialized == "view" else "view"
+        if other in self._objects.get(model.name, {}):
+            self.wh.sql(f"DROP {other.upper()} {model.table}")
 
     def create(self, model: Model, sql: str) -> None:
         """Create the model's table or view from its rendered SQL; with array aggregates
@@ -252,13 +277,14 @@ class Runner:
         else:
             self.wh.sql(create)
 
-    def _run_one(self, model: Model, force: bool) -> ModelRun:
+    def _run_one(self, model: Model, force: bool, last: str | None) -> ModelRun:
+        """Build `model` (its last build's fingerprint is `last`), or skip it if that is its fingerprint."""
         start = time.perf_counter()
         fingerprint = self.fingerprint(model.name)
-        if not force and self.last_built(model.name) == fingerprint:
-            rows = self._rows(model)
+        if not force and last == fingerprint:
+            rows = None if model.materialized == "view" else self.wh.sql(f"SELECT count(*) FROM {model.table}")[0][0]
             seconds = time.perf_counter() - start
-            self._log(model.name, fingerprint, "skipped", rows, seconds, None)
+            self.wh.sql(self._log(model.name, fingerprint, "skipped", rows, seconds, None))
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         sql = render(model, self.params)
         defined = [] if self._functions_checked else user_functions(self.wh)
@@ -276,12 +302,7 @@ class Runner:
                 self._drop_other_kind(model)
                 self.engine.create(self, model, sql)
                 describe(self.wh, model)  # comments from its header and the column glossary
-                rows = self._rows(model)
-                self.wh.sql("DELETE FROM meta.model_objects WHERE model = ?", [model.name])
-                self.wh.sql(
-                    "INSERT INTO meta.model_objects VALUES (?, ?, ?)",
-                    [model.name, fingerprint, definition_sha256(self.wh, model)],
-                )
+                rows, definition = self._built(model)
                 for audit in model.audits:
                     if rows == 0 and audit.kind != "at_least_one_row":
                         continue  # no row can break it
@@ -289,13 +310,20 @@ class Runner:
                     if bad:
                         raise AuditError(model.name, str(audit), bad, columns)
                 seconds = time.perf_counter() - start
-                self._log(model.name, fingerprint, "built", rows, seconds, self.engine.note(model, self.project))
+                note = self.engine.note(model, self.project)
+                recorded = ", ".join(map(_literal, (model.name, fingerprint, definition)))
+                self.wh.sql(
+                    f"DELETE FROM meta.model_objects WHERE model = {_literal(model.name)};\n"
+                    f"INSERT INTO meta.model_objects VALUES ({recorded});\n"
+                    + self._log(model.name, fingerprint, "built", rows, seconds, note)
+                )  # one round trip for the bookkeeping
         except (AuditError, ModelError) as exc:  # a ModelError here: the engine failed (Spark)
             self.engine.discard(self, model)
-            self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
+            self.wh.sql(self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc)))
             raise
         except duckdb.Error as exc:
             self.engine.discard(self, model)
-            self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc))
+            self.wh.sql(self._log(model.name, fingerprint, "failed", None, time.perf_counter() - start, str(exc)))
             raise ModelError(model.name, f"failed in DuckDB: {exc}") from None
+        self._objects[model.name] = {model.materialized: definition}
         return ModelRun(model.name, fingerprint, "built", rows, seconds)
