@@ -60,7 +60,7 @@ from rankhouse.warehouse.freeze import (
     write_freeze,
 )
 from rankhouse.warehouse.render import literal
-from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, definition_sha256, user_functions
+from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, model_objects, user_functions
 
 
 @dataclass(frozen=True)
@@ -441,9 +441,10 @@ class Study:
         (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry)."""
         runner = self.runner()
         models = {}
+        built = runner.last_builds(self.prepare_models)
         for name in self.prepare_models:
             fingerprint = runner.fingerprint(name)
-            if runner.last_built(name) != fingerprint:
+            if built[name] != fingerprint:
                 raise RankhouseError(
                     f"model {name} is missing or out of date: run `rankhouse study prepare {self.protocol.path}`"
                 )
@@ -459,7 +460,8 @@ class Study:
 
     def _object_digests(self) -> dict[str, str | None]:
         """SHA-256 of every prepare model's view or table definition in the warehouse's catalog."""
-        return {name: definition_sha256(self.wh, self.project.models[name]) for name in self.prepare_models}
+        objects = model_objects(self.wh)
+        return {name: objects.get(name, {}).get(self.project.models[name].materialized) for name in self.prepare_models}
 
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
@@ -596,8 +598,9 @@ class Study:
                 freeze.record.get("canonical_export", CANONICAL_EXPORT), None if full else freeze
             ),
         }
+        built = runner.last_builds(self.prepare_models)
         for name in self.prepare_models:
-            if runner.last_built(name) != runner.fingerprint(name):
+            if built[name] != runner.fingerprint(name):
                 model = self.project.models[name]
                 problems.append(
                     f"{model.materialized} {model.table} is not the one its model built (replaced, redefined or "
@@ -695,7 +698,8 @@ class Study:
         except RankhouseError as exc:
             lines.append(f"inputs     {exc}")
         runner = self.runner()
-        stale = [m for m in self.prepare_models if runner.last_built(m) != runner.fingerprint(m)]
+        built = runner.last_builds(self.prepare_models)
+        stale = [m for m in self.prepare_models if built[m] != runner.fingerprint(m)]
         lines.append(
             f"prepare    {len(self.prepare_models) - len(stale)} of {len(self.prepare_models)} models current"
             + (f" (to build: {', '.join(stale)})" if stale else "")
