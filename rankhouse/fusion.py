@@ -114,7 +114,11 @@ def plan_fusion(
     params = fusion_parameters(
         arms, depth, {**(extra or {}), "fusion_rules": rules, "rank_arms": len(rules) < len(rankings)}
     )
-    project = Project.load(params=params)
+    project = Project.load(params=params, closure=["fused_rankings"])  # parses only what it reads
+    unread = sorted(set(extra or {}) - {key for model in project.models.values() for key in model.parameters})
+    if unread:
+        need = "needs" if len(rankings) == 1 else "need"
+        raise RankhouseError(f"parameter {', '.join(unread)}: read by no model that {', '.join(rankings)} {need}")
     selection = project.select("+fused_rankings")
     null_rules = tuple(rule for rule in rules if NULL_MODEL in project.ancestors(f"fusion_{rule}"))
     missing, unknown = sorted(set(arms) - set(nulls)), sorted(set(nulls) - set(arms))

@@ -198,6 +198,7 @@ def fuse_without_nulls(tmp_path: Path) -> list[object]:
         (["--rule", "rrf", "--rule", "stouffer", "-o", "{tmp}"], "stouffer reads every arm's null run"),
         (["--null", "c={run}", "--rule", "fisher", "-o", "{out}"], "null run for unknown arm c (the arms: a, b)"),
         (["--rule", "rrf", "-p", "fusion_rules=rsf", "-o", "{out}"], "parameter fusion_rules: set by the fusion"),
+        (["--rule", "rrf", "-p", "beta=0.7", "-o", "{out}"], "parameter beta: read by no model that rrf needs"),
         (["--rule", "rrf", "--rule", "rsf", "-o", "{run}"], "is a file; 2 rules write <rule>.run files into a"),
         (["--rule", "rrf", "-o", "{tmp}"], "is a directory; one rule writes one file"),
         (["--rule", "rrf", "-o", "{tmp}/no/f.run"], "there is no folder"),
