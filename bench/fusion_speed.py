@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import sys
 import time
@@ -280,9 +281,11 @@ def section(results: dict) -> str:
     mean, low, high = two[0]["union"]
     repeats = f"{setup['repeat']} runs round-robin, medians (range)" if setup["repeat"] > 1 else "one run each"
     versions = ", ".join(f"{name} {v}" for name, v in results["versions"].items())
+    loads = [run.get("load_average", env["load_average"]) for system in runs.values() for run in system]
     lines = [
         f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB (load average "
-        f"{env['load_average']:.1f} at the start; {versions}), each system in a fresh process, {repeats}: "
+        f"{min(loads):.1f}-{max(loads):.1f} as the processes started; {versions}), each system in a fresh process, "
+        f"{repeats}: "
         f"{setup['queries']:,} queries x {setup['candidates']:,} candidates x 2 arms (bm25-like, cosine-like), "
         f"null panel of {PANEL:,} per arm and query, seed {setup['seed']}; candidate union {mean:,.0f} per query on "
         f"average ({low:,.0f}-{high:,.0f}).",
@@ -419,7 +422,10 @@ def measure(args: argparse.Namespace) -> dict:
     for turn in range(args.repeat):
         for system in systems:
             print(f"running {system} ({turn + 1} of {args.repeat}) ...", file=sys.stderr)
-            runs[system].append(run_child(__file__, system, str(data), str(args.candidates), str(fused)))
+            load = os.getloadavg()[0]  # the machine's load as the process starts (other work slows DuckDB's threads)
+            runs[system].append(
+                {**run_child(__file__, system, str(data), str(args.candidates), str(fused)), "load_average": load}
+            )
     rng = np.random.default_rng(args.seed + 1)
     sample = {f"q{q}" for q in rng.choice(args.queries, min(args.sample, args.queries), replace=False)}
     checks = {}
