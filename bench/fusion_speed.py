@@ -1,4 +1,4 @@
-"""Speed of fusing two run files into fused runs: rankhouse's fusion models against ranx.fuse.
+"""Speed of fusing run files into fused run files: rankhouse's fusion models against ranx.fuse.
 
 Generated data (seeded): per query, a pool of 2 x candidates documents; two arms score it on
 different scales, a BM25-like arm (per-query location 6-14, spread 2) and a cosine-like arm (location
@@ -9,34 +9,48 @@ round-trip), so no two documents tie within an arm. Each arm also gets a null ru
 p-value rules need: the arm's scores of one fixed panel of 1,000 documents (outside every pool) for
 each query, drawn from the same distribution as the arm's non-relevant scores.
 
-- rankhouse: Warehouse(":memory:"), `fuse_runs` with depth L = candidates (every listed document
-  enters; the union is scored by each arm where that arm has a score), which loads the four files
-  and builds `+fused_rankings` (keys, candidates, p-values, mixture, Fisher, Stouffer, RRF, rsf =
-  min-max CombSUM, a ranking per rule and per arm), then `write_fused_run` for rrf, rsf and mixture.
-  The per-model seconds come from meta.model_runs (each includes the model's audits).
+Two jobs, each system in a fresh process (bench/peers.py run_child; its peak memory is the process's
+own VmHWM), one after the other, `--repeat` times round-robin (the tables give medians):
+
+(a) the two rules ranx computes, from the two run files to two fused run files:
+- rankhouse: Warehouse(":memory:"), `plan_fusion` and `run_fusion` asking rrf and rsf (min-max
+  CombSUM) only, depth L = candidates (every listed document enters): no null run is read, no p-value
+  built, only rrf and rsf ranked; then `write_fused_run` for both.
 - ranx: Run.from_file for both arms, fuse(method="rrf", k = 60, no normalisation), fuse(method="wsum",
-  norm="min-max", weights 1, 1: the same CombSUM as rsf), both saved as TREC runs. ranx compiles
-  with numba: its first call (empty numba cache) is reported apart from its warm time (the same
-  call again in the same process). ranx has no p-value or mixture rule, so rankhouse does more work.
+  norm="min-max", weights 1, 1: the same CombSUM as rsf), both saved as TREC runs. ranx compiles with
+  numba: its first call (empty numba cache) is reported apart from its warm time (the same call again
+  in the same process).
 
-Each system runs in a fresh process, one after the other, on this machine. A second table leaves out
-writing the fused runs, a large share of either side's time. Afterwards the fused RRF and min-max runs
-of the two are compared on the top 10 of a sample of queries.
+(b) everything rankhouse computes: the two run files and their null runs, all five rules (rrf, rsf,
+mixture, fisher, stouffer) and seven rankings (the rules and each arm alone), the five rules' fused
+runs written; against ranx warm's two rules of (a).
 
-    python bench/fusion_speed.py [--queries 1000] [--candidates 1000] [--seed 20261201] [--out bench/out]
+Each is reported from files to fused files and without writing (rankhouse: the fused rankings in the
+warehouse; ranx: the fused Runs in memory), since writing is a large share of either side (ranx's
+Run.save most of its time). rankhouse's time includes planning (reading the models), loading and
+building; each model's seconds come from its build (audits included). Afterwards the fused RRF and
+min-max runs of the two are compared on the top 10 of a sample of queries, and (b)'s rrf and rsf files
+with (a)'s (the same bytes: building the other rules changes nothing). A peer that is not installed is
+named and left out. `--readme` rewrites README.md's part between `<!-- bench/fusion_speed.py: begin -->`
+and `<!-- bench/fusion_speed.py: end -->` (`--from-results FILE`: from an earlier run's JSON).
+
+    python bench/fusion_speed.py [--queries 1000] [--candidates 1000] [--repeat 1] [--out bench/out] [--readme]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import statistics
 import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from peers import run_child
+from peers import ROOT, installed, machine, rewrite_readme, run_child
 
 COLLECTION = 10_000_000  # document ids d0 .. d9999999
 PANEL = 1_000  # null panel size, the same documents for both arms and every query
@@ -44,7 +58,6 @@ RELEVANT = 20  # relevant documents per query, in its pool
 SHARED = 0.5  # correlation of the two arms' latent scores
 # arm: (lowest and highest per-query location, spread, shift of a relevant document in spreads)
 ARMS = {"bm25": (6.0, 14.0, 2.0, 2.5), "dense": (0.25, 0.55, 0.06, 2.0)}
-RULES = ("rrf", "rsf", "mixture")  # the rules whose fused runs rankhouse writes
 PAIRS = {"rrf": "rrf", "rsf": "wsum"}  # rankhouse rule -> the ranx run it is compared with
 
 
@@ -101,44 +114,54 @@ def generate(out: Path, queries: int, candidates: int, seed: int) -> Path:
     return data
 
 
-def run_rankhouse(data: Path, candidates: int, fused: Path) -> dict:
-    from rankhouse.fusion import fuse_runs, write_fused_run
+def run_rankhouse(data: Path, candidates: int, fused: Path, job: str) -> dict:
+    """Job "two" (rrf and rsf, no null run) or "all" (every rule and arm, null runs; the rules written),
+    from the files to the fused files in a fresh in-memory warehouse, with the time of each step."""
+    from rankhouse.fusion import RULES, plan_fusion, run_fusion, write_fused_run
     from rankhouse.progress import Progress
     from rankhouse.warehouse import Warehouse
 
     class Marks(Progress):
-        def model_finished(self, result) -> None:  # noqa: ANN001 - a ModelRun
-            marks.append(time.perf_counter())
+        def model_started(self, name: str) -> None:
+            marks.setdefault("first_model", time.perf_counter())
 
     paths = files(data)
     arms = {arm: paths[arm] for arm in ARMS}
-    nulls = {arm: paths[f"{arm}.null"] for arm in ARMS}
-    marks: list[float] = []  # when each model finished
+    nulls = {arm: paths[f"{arm}.null"] for arm in ARMS} if job == "all" else {}
+    written = list(PAIRS) if job == "two" else list(RULES)
+    marks: dict[str, float] = {}
     start = time.perf_counter()
     with Warehouse(":memory:") as wh:
-        fuse_runs(wh, arms, nulls, depth=candidates, progress=Marks())
+        plan = plan_fusion(arms, nulls, list(PAIRS) if job == "two" else None, depth=candidates)
+        planned = time.perf_counter()
+        models = run_fusion(wh, plan, progress=Marks())
         built = time.perf_counter()
         writes = {}
-        for rule in RULES:
+        for rule in written:
             before = time.perf_counter()
-            write_fused_run(wh, rule, fused / f"rankhouse.{rule}.run")
+            write_fused_run(wh, rule, fused / f"rankhouse.{job}.{rule}.run")
             writes[rule] = time.perf_counter() - before
         seconds = time.perf_counter() - start
-        models = wh.sql("SELECT model, seconds FROM meta.model_runs ORDER BY started_at")
         union = wh.sql(
-            "SELECT avg(n), min(n), max(n) FROM (SELECT count(*) AS n FROM models.fusion_rrf GROUP BY query_row)"
+            "SELECT avg(n), min(n), max(n) FROM (SELECT count(*) AS n FROM models.fused_rankings "
+            "WHERE rule = 'rrf' GROUP BY query_row)"
         )
     return {
         "seconds": seconds,
-        "before_models": marks[0] - start - models[0][1],  # load the four files, read the project
-        "models": dict(models),
         "build": built - start,
+        "plan": planned - start,
+        "load": marks["first_model"] - planned,
+        "models": {run.model: run.seconds for run in models},
         "writes": writes,
         "union": [float(v) for v in union[0]],
     }
 
 
 def run_ranx(data: Path, fused: Path) -> dict:
+    """ranx's rrf and min-max wsum from the two run files to two saved runs: the first call (numba
+    compiling), then the same again in the same process (warm)."""
+    import warnings
+
     from ranx import Run, fuse
 
     paths = files(data)
@@ -147,32 +170,48 @@ def run_ranx(data: Path, fused: Path) -> dict:
         start = time.perf_counter()
         runs = [Run.from_file(str(paths[arm]), kind="trec") for arm in ARMS]
         loaded = time.perf_counter()
-        rrf = fuse(runs, norm=None, method="rrf", params={"k": 60})
-        rrf_done = time.perf_counter()
-        wsum = fuse(runs, norm="min-max", method="wsum", params={"weights": [1.0, 1.0]})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numba's type-safety warnings from ranx's compiled code
+            rrf = fuse(runs, norm=None, method="rrf", params={"k": 60})
+            rrf_done = time.perf_counter()
+            wsum = fuse(runs, norm="min-max", method="wsum", params={"weights": [1.0, 1.0]})
         wsum_done = time.perf_counter()
         rrf.save(str(fused / "ranx.rrf.run"), kind="trec")
         wsum.save(str(fused / "ranx.wsum.run"), kind="trec")
         saved = time.perf_counter()
         return {
-            "seconds": saved - start, "load": loaded - start, "rrf": rrf_done - loaded,
-            "wsum": wsum_done - rrf_done, "save": saved - wsum_done,
+            "seconds": saved - start, "build": wsum_done - start, "load": loaded - start,
+            "rrf": rrf_done - loaded, "wsum": wsum_done - rrf_done, "save": saved - wsum_done,
         }  # fmt: skip
 
     first = once()
     warm = once()
-    return {"seconds": warm["seconds"], "warm": warm, "first_call": first}
+    return {"seconds": warm["seconds"], "build": warm["build"], "warm": warm, "first_call": first}
 
 
-SYSTEMS = {"rankhouse": run_rankhouse, "ranx": run_ranx}
+# system -> (what it needs installed, how it runs in its child process)
+SYSTEMS = {
+    "rankhouse_two": ("rankhouse", lambda data, candidates, fused: run_rankhouse(data, candidates, fused, "two")),
+    "rankhouse_all": ("rankhouse", lambda data, candidates, fused: run_rankhouse(data, candidates, fused, "all")),
+    "ranx": ("ranx", lambda data, candidates, fused: run_ranx(data, fused)),
+}
 
 
 def child(system: str, data: str, candidates: str, fused: str) -> None:
-    if system == "rankhouse":
-        result = run_rankhouse(Path(data), int(candidates), Path(fused))
-    else:
-        result = run_ranx(Path(data), Path(fused))
+    result = SYSTEMS[system][1](Path(data), int(candidates), Path(fused))
+    result["own_peak_mb"] = own_peak_mb()
     print(json.dumps(result))
+
+
+def own_peak_mb() -> float:
+    """This process's peak resident memory since it started its program (VmHWM, Linux), in MB. Not
+    wait4's maxrss, which a child started by fork and exec inherits from its parent (a parent that
+    has just generated the data holds hundreds of MB: every child would report at least that)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def top10(path: Path, sample: set[str]) -> dict[str, list[tuple[str, float]]]:
@@ -204,61 +243,136 @@ def agreement(ours: Path, theirs: Path, sample: set[str]) -> dict:
     return {"queries": len(sample), "identical": identical, "up_to_ties": up_to_ties, "max_score_gap": gap}
 
 
-def report(results: dict) -> str:
-    """The tables, from the results (also saved as bench/out/fusion_speed.json)."""
-    setup, rh, ranx = results["setup"], results["rankhouse"], results["ranx"]
-    ours, warm, cold = rh["seconds"], ranx["warm"]["seconds"], ranx["first_call"]["seconds"]
-    built = rh["build"]  # files to fused rankings in the warehouse
-    warm_fused = warm - ranx["warm"]["save"]
-    cold_fused = cold - ranx["first_call"]["save"]
-    mean, low, high = rh["union"]
-    name = f"ranx {setup['ranx']}"
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def median(runs: list[dict], *keys: str) -> float:
+    """The median over repeated runs of one figure (`keys`: the path to it in each run's result)."""
+    values = []
+    for run in runs:
+        for key in keys:
+            run = run[key]
+        values.append(run)
+    return statistics.median(values)
+
+
+def spread(runs: list[dict], *keys: str) -> str:
+    """A figure's median, and its range when the runs were repeated: `12.30` or `12.30 (11.90-13.10)`."""
+    values = [median([run], *keys) for run in runs]
+    middle = f"{statistics.median(values):.2f}"
+    return middle if len(values) == 1 else f"{middle} ({min(values):.2f}-{max(values):.2f})"
+
+
+def times(ours: float, theirs: float) -> str:
+    """How rankhouse's seconds compare with a peer's: `3.10x faster` or `1.20x slower`.
+
+    >>> times(2.0, 6.2), times(6.0, 5.0)
+    ('3.10x faster', '1.20x slower')
+    """
+    return f"{theirs / ours:.2f}x faster" if ours <= theirs else f"{ours / theirs:.2f}x slower"
+
+
+def section(results: dict) -> str:
+    """The README's section (also printed): the two jobs' tables, the goals met or not, where the time goes."""
+    setup, env, runs = results["setup"], results["machine"], results["runs"]
+    two, every = runs["rankhouse_two"], runs["rankhouse_all"]
+    ranx = runs.get("ranx")
+    mean, low, high = two[0]["union"]
+    repeats = f"{setup['repeat']} runs round-robin, medians (range)" if setup["repeat"] > 1 else "one run each"
+    versions = ", ".join(f"{name} {v}" for name, v in results["versions"].items())
+    loads = [run.get("load_average", env["load_average"]) for system in runs.values() for run in system]
     lines = [
-        f"fusion, run files to fused run files: {setup['queries']:,} queries x {setup['candidates']:,} candidates x "
-        f"2 arms (bm25-like, cosine-like), null panel of {PANEL:,} per arm and query, seed {setup['seed']}; "
-        f"candidate union {mean:,.0f} per query on average ({low:,.0f}-{high:,.0f})",
+        f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB (load average "
+        f"{min(loads):.1f}-{max(loads):.1f} as the processes started; {versions}), each system in a fresh process, "
+        f"{repeats}: "
+        f"{setup['queries']:,} queries x {setup['candidates']:,} candidates x 2 arms (bm25-like, cosine-like), "
+        f"null panel of {PANEL:,} per arm and query, seed {setup['seed']}; candidate union {mean:,.0f} per query on "
+        f"average ({low:,.0f}-{high:,.0f}).",
         "",
-        "| system | seconds | rankhouse / system | peak memory of the process (MB) |",
-        "| --- | ---: | ---: | ---: |",
-        f"| rankhouse (load 4 files, all fusion models, write rrf, rsf, mixture) | {ours:.2f} | 1.00x | "
-        f"{rh['peak_rss_mb']:,.0f} |",
-        f"| {name}, warm (second call: load 2 files, rrf, wsum min-max, save 2) | {warm:.2f} | {ours / warm:.2f}x | "
-        f"{ranx['peak_rss_mb']:,.0f} (both calls) |",
-        f"| {name}, first call (numba compiling, empty cache) | {cold:.2f} | {ours / cold:.2f}x | |",
-        "",
-        f"goal, rankhouse within 2x of ranx warm: {'met' if ours <= 2 * warm else 'NOT met'}; "
-        f"faster than ranx first call: {'met' if ours < cold else 'NOT met'}",
-        "",
-        "the same without writing the fused runs (rankhouse: fused rankings in the warehouse; ranx: fused Runs):",
-        "",
-        "| system | seconds | rankhouse / system |",
-        "| --- | ---: | ---: |",
-        f"| rankhouse (load 4 files, all fusion models) | {built:.2f} | 1.00x |",
-        f"| {name}, warm (load 2 files, rrf, wsum min-max) | {warm_fused:.2f} | {built / warm_fused:.2f}x |",
-        f"| {name}, first call | {cold_fused:.2f} | {built / cold_fused:.2f}x |",
-        "",
-        "rankhouse, where the time goes (model seconds from meta.model_runs, audits included):",
-        "",
-        "| step | seconds |",
-        "| --- | ---: |",
-        f"| before the first model (load the four files, read the project) | {rh['before_models']:.2f} |",
     ]
-    lines += [f"| model {model} | {seconds:.2f} |" for model, seconds in rh["models"].items()]
-    lines += [f"| write the {rule} run | {seconds:.2f} |" for rule, seconds in rh["writes"].items()]
-    lines += ["", "ranx, where the time goes:", "", "| call | load | rrf | wsum min-max | save | total |"]
-    lines.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for label, key in (("first", "first_call"), ("warm", "warm")):
-        t = ranx[key]
+    for missing in results["missing"]:
+        lines += [f"{missing}: not installed here, left out.", ""]
+    rows = [
+        ("rankhouse, rrf + rsf (no null run; two rankings)", two, "seconds", "build"),
+        ("rankhouse, all five rules + seven rankings (null runs; five rules written)", every, "seconds", "build"),
+    ]
+    if ranx:
+        rows += [
+            (f"ranx {results['versions']['ranx']}, warm (second call): rrf + wsum min-max", ranx, "seconds", "build"),
+            (
+                "ranx, first call (numba compiling, empty cache)",
+                ranx,
+                ("first_call", "seconds"),
+                ("first_call", "build"),
+            ),
+        ]
+    warm = median(ranx, "seconds") if ranx else None
+    warm_build = median(ranx, "build") if ranx else None
+    lines += [
+        "| system | files to fused files (s) | vs ranx warm | without writing (s) | vs ranx warm | peak memory (MB) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for label, result, total, build in rows:
+        total_keys = total if isinstance(total, tuple) else (total,)
+        build_keys = build if isinstance(build, tuple) else (build,)
+        versus = versus_build = ""
+        if ranx and result is not ranx:
+            versus = times(median(result, *total_keys), warm)
+            versus_build = times(median(result, *build_keys), warm_build)
+        memory = f"{median(result, 'own_peak_mb'):,.0f}" + (" (both calls)" if result is ranx else "")
+        if total_keys[0] == "first_call":
+            memory = ""
         lines.append(
-            f"| {label} | {t['load']:.2f} | {t['rrf']:.2f} | {t['wsum']:.2f} | {t['save']:.2f} | {t['seconds']:.2f} |"
+            f"| {label} | {spread(result, *total_keys)} | {versus} | {spread(result, *build_keys)} | {versus_build} "
+            f"| {memory} |"
         )
     lines.append("")
-    for rule, check in results["agreement"].items():
-        lines.append(
-            f"top-10 agreement, rankhouse {rule} vs ranx {PAIRS[rule]}, {check['queries']} sampled queries: "
-            f"{check['identical']} identical, {check['up_to_ties']} identical up to the order of tied scores; "
-            f"largest score difference {check['max_score_gap']:.1e}"
-        )
+    if ranx:
+        a, a_build = median(two, "seconds"), median(two, "build")
+        b, b_build = median(every, "seconds"), median(every, "build")
+        lines += [
+            "Goals (issue 18), from these medians:",
+            "",
+            f"- rrf + rsf, files to fused files, at least 3x faster than ranx warm: {warm / a:.2f}x, "
+            f"{'met' if warm >= 3 * a else 'NOT met'}; without writing {warm_build / a_build:.2f}x, "
+            f"{'met' if warm_build >= 3 * a_build else 'not met'}.",
+            f"- all five rules and seven rankings faster than ranx warm's two: files to fused files "
+            f"{times(b, warm)}, {'met' if b < warm else 'NOT met'}; without writing {times(b_build, warm_build)}, "
+            f"{'met' if b_build < warm_build else 'NOT met'}.",
+            "",
+        ]
+    lines += ["rankhouse, where the time goes (seconds, medians; a model's build includes its audits):", ""]
+    lines += ["| step | rrf + rsf | all rules |", "| --- | ---: | ---: |"]
+    lines.append(f"| read the models (plan_fusion) | {median(two, 'plan'):.2f} | {median(every, 'plan'):.2f} |")
+    lines.append(f"| load the run files (2 / 4) | {median(two, 'load'):.2f} | {median(every, 'load'):.2f} |")
+    for model in every[0]["models"]:
+        ours = f"{median(two, 'models', model):.2f}" if model in two[0]["models"] else ""
+        lines.append(f"| model {model} | {ours} | {median(every, 'models', model):.2f} |")
+    for rule in every[0]["writes"]:
+        ours = f"{median(two, 'writes', rule):.2f}" if rule in two[0]["writes"] else ""
+        lines.append(f"| write the {rule} run | {ours} | {median(every, 'writes', rule):.2f} |")
+    lines.append("")
+    if ranx:
+        lines += ["ranx, where the time goes (seconds, medians):", ""]
+        lines += ["| call | load | rrf | wsum min-max | save | total |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for label, key in (("first", "first_call"), ("warm", "warm")):
+            parts = [f"{median(ranx, key, part):.2f}" for part in ("load", "rrf", "wsum", "save", "seconds")]
+            lines.append(f"| {label} | {' | '.join(parts)} |")
+        lines.append("")
+        for rule, check in results["agreement"].items():
+            lines.append(
+                f"Top-10 agreement, rankhouse {rule} vs ranx {PAIRS[rule]}, {check['queries']} sampled queries: "
+                f"{check['identical']} identical, {check['up_to_ties']} identical up to the order of tied scores; "
+                f"largest score difference {check['max_score_gap']:.1e}."
+            )
+    same = all(results["same_files"].values())
+    lines += [
+        "",
+        f"The rrf and rsf files of the two rankhouse jobs are {'the same bytes' if same else 'NOT the same'}"
+        f" ({', '.join(f'{rule}: {ok}' for rule, ok in results['same_files'].items())}).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -268,37 +382,71 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=1_000, help="Each arm's list length, and depth L.")
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--sample", type=int, default=100, help="Queries whose top 10 are compared.")
+    parser.add_argument("--repeat", type=int, default=1, help="Runs of each system, round-robin (medians).")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    parser.add_argument("--from-results", type=Path, help="a JSON an earlier run saved: its section, not a new run")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)  # system, data, candidates, fused
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    if args.from_results:
+        results = json.loads(args.from_results.read_text())
+    else:
+        results = measure(args)
+        (args.out / "fusion_speed.json").write_text(json.dumps(results, indent=2))
+    text = section(results)
+    print(text)
+    if args.readme:
+        rewrite_readme(ROOT / "README.md", "fusion_speed.py", text)
+        print("rewrote README.md's fusion_speed.py section", file=sys.stderr)
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Generate (or reuse) the files, run every installed system `args.repeat` times round-robin in fresh
+    processes, compare the fused files."""
     args.out.mkdir(parents=True, exist_ok=True)
+    systems = [name for name, (module, _) in SYSTEMS.items() if installed(module)]
+    missing = sorted({module for name, (module, _) in SYSTEMS.items() if name not in systems})
+    for module in missing:
+        print(f"{module}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
+    if "rankhouse_two" not in systems:
+        sys.exit("rankhouse is not importable here")
     print(f"generating {args.queries:,} queries x {args.candidates:,} candidates x 2 arms ...", file=sys.stderr)
     data = generate(args.out, args.queries, args.candidates, args.seed)
     fused = data / "fused"
     fused.mkdir(exist_ok=True)
-    results = {}
-    for system in SYSTEMS:
-        print(f"running {system} ...", file=sys.stderr)
-        results[system] = run_child(__file__, system, str(data), str(args.candidates), str(fused))
-
+    started = machine()
+    runs: dict[str, list[dict]] = {system: [] for system in systems}
+    for turn in range(args.repeat):
+        for system in systems:
+            print(f"running {system} ({turn + 1} of {args.repeat}) ...", file=sys.stderr)
+            load = os.getloadavg()[0]  # the machine's load as the process starts (other work slows DuckDB's threads)
+            runs[system].append(
+                {**run_child(__file__, system, str(data), str(args.candidates), str(fused)), "load_average": load}
+            )
     rng = np.random.default_rng(args.seed + 1)
     sample = {f"q{q}" for q in rng.choice(args.queries, min(args.sample, args.queries), replace=False)}
-    checks = {
-        rule: agreement(fused / f"rankhouse.{rule}.run", fused / f"ranx.{peer}.run", sample)
-        for rule, peer in PAIRS.items()
+    checks = {}
+    if "ranx" in systems:
+        checks = {
+            rule: agreement(fused / f"rankhouse.two.{rule}.run", fused / f"ranx.{peer}.run", sample)
+            for rule, peer in PAIRS.items()
+        }
+    same = {
+        rule: sha256(fused / f"rankhouse.two.{rule}.run") == sha256(fused / f"rankhouse.all.{rule}.run")
+        for rule in PAIRS
     }
-    results["agreement"] = checks
-    results["setup"] = {
-        "queries": args.queries,
-        "candidates": args.candidates,
-        "seed": args.seed,
-        "ranx": version("ranx"),
+    return {
+        "machine": started,
+        "setup": {"queries": args.queries, "candidates": args.candidates, "seed": args.seed, "repeat": args.repeat},
+        "versions": {module: version(module) for module in ("rankhouse", "duckdb", "ranx") if installed(module)},
+        "missing": missing,
+        "runs": runs,
+        "agreement": checks,
+        "same_files": same,
     }
-    print(report(results))
-    (args.out / "fusion_speed.json").write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

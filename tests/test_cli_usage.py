@@ -183,6 +183,55 @@ def test_fuse_depth_is_ascii_digits(tmp_path):
     assert not (tmp_path / "f.duckdb").exists()
 
 
+def fuse_without_nulls(tmp_path: Path) -> list[object]:
+    """Two arms of one run file, no null run, into a fresh warehouse file (the rules and -o follow)."""
+    run = TREC / "results.test"
+    return ["fuse", "--arm", f"a={run}", "--arm", f"b={run}", "--db", tmp_path / "f.duckdb"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--rule", "rff", "-o", "{out}"], "unknown rule 'rff'; did you mean"),
+        (["--rule", "rrf", "--rule", "rrf", "-o", "{out}"], "rule rrf is asked twice"),
+        (["-o", "{out}"], "mixture reads every arm's null run; no null run for a, b"),
+        (["--rule", "rrf", "--rule", "stouffer", "-o", "{tmp}"], "stouffer reads every arm's null run"),
+        (["--null", "c={run}", "--rule", "fisher", "-o", "{out}"], "null run for unknown arm c (the arms: a, b)"),
+        (["--rule", "rrf", "-p", "fusion_rules=rsf", "-o", "{out}"], "parameter fusion_rules: set by the fusion"),
+        (["--rule", "rrf", "-p", "beta=0.7", "-o", "{out}"], "parameter beta: read by no model that rrf needs"),
+        (["--rule", "rrf", "--rule", "rsf", "-o", "{run}"], "is a file; 2 rules write <rule>.run files into a"),
+        (["--rule", "rrf", "-o", "{tmp}"], "is a directory; one rule writes one file"),
+        (["--rule", "rrf", "-o", "{tmp}/no/f.run"], "there is no folder"),
+        (["--rule", "rrf", "-o", "{run}"], "is an input; writing the fused run there would overwrite it"),
+        (["--arm", "c={tmp}/none.run", "--rule", "rrf", "-o", "{out}"], "none.run: no such file"),
+    ],
+)
+def test_fuse_refuses_a_bad_request_before_it_loads_or_writes(tmp_path, args, expected):
+    """A rule it does not know or asked twice, a p-value rule without null runs, an output that is not
+    what the rules write (a file for one, a directory for several) or is an input, a missing input:
+    one error line, and neither the warehouse nor any output exists."""
+    run = TREC / "results.test"
+    filled = [str(a).format(out=tmp_path / "f.run", tmp=tmp_path, run=run) for a in args]
+    before = set(tmp_path.iterdir())
+    line, _ = usage_error(*fuse_without_nulls(tmp_path), *filled)
+    assert expected in line, line
+    assert set(tmp_path.iterdir()) == before  # no warehouse, no output
+
+
+def test_fuse_says_it_does_not_read_null_runs_the_rules_do_not_need(tmp_path):
+    """Null runs given with rrf alone are not loaded (rrf reads list positions), and the command says so."""
+    run = TREC / "results.test"
+    done = rankhouse_in_process(
+        *fuse_without_nulls(tmp_path), "--null", f"a={run}", "--null", f"b={run}", "--rule", "rrf", "-o", tmp_path / "r"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--null: not read, rrf reads no null run (mixture, fisher and stouffer do)" in done.stderr
+    from rankhouse.warehouse import Warehouse
+
+    with Warehouse(tmp_path / "f.duckdb", read_only=True) as wh:
+        assert wh.sql("SELECT DISTINCT run_id FROM raw.runs ORDER BY 1") == [("a",), ("b",)]
+
+
 def test_demo_of_an_unknown_study_suggests_one(tmp_path):
     line, _ = usage_error("demo", "--study", "bankin77", "--db", tmp_path / "demo.duckdb")
     assert line.startswith("error: no study 'bankin77'") and "did you mean 'banking77'?" in line, line

@@ -426,7 +426,7 @@ def ranx_case(tmp_path_factory):
             "rrf": ranx_fuse(ranx_runs, norm=None, method="rrf", params={"k": K}).to_dict(),
             "rsf": ranx_fuse(ranx_runs, norm="min-max", method="wsum", params={"weights": [0.5, 0.5]}).to_dict(),
         }
-    return runs, written, theirs
+    return runs, written, theirs, root
 
 
 def compare_with_ranx(runs, ours: dict, theirs: dict, scale: float) -> None:
@@ -444,7 +444,7 @@ def compare_with_ranx(runs, ours: dict, theirs: dict, scale: float) -> None:
 def test_rrf_matches_ranx(ranx_case):
     """Rule rrf (k = 60, complete lists) against ranx.fuse(method="rrf", k=60): the same fused score
     for every (query, document) within 1e-9, and the same order up to ties."""
-    runs, ours, theirs = ranx_case
+    runs, ours, theirs, _ = ranx_case
     compare_with_ranx(runs, ours["rrf"], theirs["rrf"], scale=1.0)
 
 
@@ -452,7 +452,7 @@ def test_rsf_matches_ranx_min_max_combsum(ranx_case):
     """Rule rsf (per-query min-max, CombSUM, an absent document adds 0) against ranx's min-max
     normalisation with a 0.5/0.5 weighted sum: our scores are exactly twice ranx's (within 1e-9) and
     the order is the same up to ties."""
-    runs, ours, theirs = ranx_case
+    runs, ours, theirs, _ = ranx_case
     compare_with_ranx(runs, ours["rsf"], theirs["rsf"], scale=2.0)
 
 
@@ -585,7 +585,10 @@ def test_fuse_command_writes_complete_candidates_and_says_how_many_are_not(tmp_p
         }
         assert set(written) == rows
         assert all(written[key] == fused.rules[rule][key][0] for key in rows)
-        assert f"{len(union - complete(expected))} of {len(union)} candidates lack a score" in done.stderr
+        # the note is the p-value rules': rrf ranks every candidate and reads no null run
+        note = f"{len(union - complete(expected))} of {len(union)} candidates lack a score"
+        assert (note in done.stderr) == (rule == "mixture"), done.stderr
+        assert ("--null: not read" in done.stderr) == (rule == "rrf"), done.stderr
 
 
 def test_fisher_and_stouffer_match_eq4_and_eq5():
@@ -635,3 +638,85 @@ def test_rrf_and_rsf_on_truncated_lists(runs, nulls, depth):
         assert set(got) == set(expected)
         for key, value in expected.items():
             assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-15), (rule, key)
+
+
+# 10. `rankhouse fuse`: the rules asked, and only what they need =========================================
+
+
+def parsed_run(path: Path) -> dict[str, list[tuple[str, int, float]]]:
+    """A fused run file as {qid: [(docno, rank, score), ...]} in file order."""
+    found: dict = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, rank, score, _ = line.split()
+        found.setdefault(qid, []).append((docno, int(rank), float(score)))
+    return found
+
+
+def built_models(runs: list) -> set[str]:
+    return {run.model for run in runs if run.status == "built"}
+
+
+def test_rrf_and_rsf_without_null_runs_build_no_p_value(tmp_path):
+    """Asking rrf and rsf builds the candidates and those two rules only: no null reference, p-value,
+    completeness or p-value rule, and fused_rankings ranks the two rules (no arm alone); asking fisher
+    builds the p-values and Fisher, not the other rules."""
+    runs, nulls = mixture_case()
+    arms = {arm: write_run(tmp_path / f"{arm}.run", runs[arm]) for arm in ARMS}
+    null_runs = {arm: write_run(tmp_path / f"{arm}.null", nulls[arm]) for arm in ARMS}
+    with Warehouse(":memory:") as wh:
+        built = built_models(fuse_runs(wh, arms, depth=8, rules=["rrf", "rsf"]))
+        ranked = {rule for (rule,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings")}
+        loaded = {run_id for (run_id,) in wh.sql("SELECT DISTINCT run_id FROM raw.runs")}
+    assert {"fusion_candidates", "fusion_rrf", "fusion_rsf", "fused_rankings"} <= built
+    assert not built & {"null_references", "arm_p_values", "candidate_completeness", *P_RULES}
+    assert ranked == {"rrf", "rsf"} and loaded == set(ARMS)
+    with Warehouse(":memory:") as wh:
+        built = built_models(fuse_runs(wh, arms, null_runs, depth=8, rules=["fisher", "bm25"]))
+        ranked = {rule for (rule,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings")}
+    assert {"null_references", "arm_p_values", "candidate_completeness", "fusion_fisher"} <= built
+    assert not built & {"fusion_rrf", "fusion_rsf", "fusion_mixture", "fusion_stouffer"}
+    assert ranked == {"fisher", *ARMS}  # an arm asked ranks the arms alone too
+
+
+def test_fuse_command_rrf_and_rsf_without_null_runs_match_ranx(ranx_case, tmp_path):
+    """`rankhouse fuse --rule rrf --rule rsf -o DIR` with no null run writes DIR/rrf.run and DIR/rsf.run,
+    byte for byte the files of the full build (every rule, with null runs), and so against ranx: the same
+    scores and order up to ties (rsf twice ranx's 0.5/0.5 weighted sum)."""
+    runs, _, theirs, root = ranx_case
+    args = [sys.executable, "-m", "rankhouse", "fuse", "--depth", "25", "-p", f"rrf_k={K}", "--db", ":memory:"]
+    args += [part for arm in ARMS for part in ("--arm", f"{arm}={root / f'{arm}.run'}")]
+    out = tmp_path / "fused"
+    done = subprocess.run([*args, "--rule", "rrf", "--rule", "rsf", "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["rrf.run", "rsf.run"]
+    assert "null_references" not in done.stderr and "lack a score" not in done.stderr
+    for rule, scale in (("rrf", 1.0), ("rsf", 2.0)):
+        assert (out / f"{rule}.run").read_bytes() == (root / f"{rule}.run").read_bytes(), rule
+        compare_with_ranx(runs, parsed_run(out / f"{rule}.run"), theirs[rule], scale)
+
+
+def test_several_rules_write_what_each_rule_writes_alone(tmp_path):
+    """One `fuse` of mixture, rrf, fisher and the dense arm into a directory writes, per rule, the bytes
+    that `fuse --rule R -o FILE` writes alone (with incomplete candidates, which the p-value rules leave
+    out), and says so once for the p-value rules asked."""
+    from test_cli_usage import rankhouse_in_process
+
+    runs, nulls = mixture_case()
+    args = ["fuse", "--depth", "8", "--db", ":memory:"]
+    for arm in ARMS:
+        args += ["--arm", f"{arm}={write_run(tmp_path / f'{arm}.run', runs[arm])}"]
+        args += ["--null", f"{arm}={write_run(tmp_path / f'{arm}.null', nulls[arm])}"]
+    asked = ["mixture", "rrf", "fisher", "dense"]
+    done = rankhouse_in_process(*args, *(part for rule in asked for part in ("--rule", rule)), "-o", tmp_path / "all")
+    assert done.returncode == 0, done.stderr
+    assert "candidates lack a score in some arm's file: mixture, fisher leave them out" in done.stderr
+    for rule in asked:
+        alone = tmp_path / f"{rule}.alone.run"
+        single = rankhouse_in_process(*args, "--rule", rule, "-o", alone)
+        assert single.returncode == 0, single.stderr
+        assert (tmp_path / "all" / f"{rule}.run").read_bytes() == alone.read_bytes(), rule
+    fused = fuse(runs, nulls, depth=8)
+    written = parsed_run(tmp_path / "all" / "dense.run")
+    assert {(q, d): rank for q, docs in written.items() for d, rank, _ in docs} == {
+        key: rank for key, (_, rank) in fused.rules["dense"].items()
+    }

@@ -16,12 +16,15 @@ WITH ranked AS MATERIALIZED (
     FROM models.fusion_arms
 ),
 
-candidates AS (
-    SELECT DISTINCT corpus, query_row, doc_row
+within_depth AS (
+    SELECT corpus, query_row, doc_row
     FROM ranked
     WHERE rank <= {{ candidate_depth }}
 )
 
+-- Every arm's row of each document that some arm lists: a semi-join, so the union needs no DISTINCT.
 SELECT r.arm, r.corpus, r.query_row, r.doc_row, r.score, r.rank, r.rank <= {{ candidate_depth }} AS listed
 FROM ranked AS r
-JOIN candidates AS c ON c.corpus = r.corpus AND c.query_row = r.query_row AND c.doc_row = r.doc_row
+WHERE EXISTS (
+    SELECT 1 FROM within_depth AS w WHERE w.corpus = r.corpus AND w.query_row = r.query_row AND w.doc_row = r.doc_row
+)

@@ -2,12 +2,13 @@
 -- version: 2
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
--- audits: not_null(corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , )
+-- audits: not_null(corpus, query_row, doc_row, score); accepted_range(score, , )
 -- parameters: kappa = 0.0, beta = 0.5
 -- description: The mixture e-value (seed 003, eq. 7-11): S = log sum_a pi_a B(p_a) with
 --   B(p) = (kappa + p)^-beta / Z, Z = integral_0^1 (kappa + u)^-beta du, and equal pi_a = 1 / (number of
 --   arms) fixed by configuration; evaluated as the log-sum-exp of ln pi_a - beta ln(kappa + p_a) - ln Z.
 --   Complete candidates only (candidate_completeness).
+--   Unique by construction (grouped by its grain).
 WITH normaliser AS (
     SELECT CASE
         WHEN {{ beta }} = 1 THEN ln(ln((1 + {{ kappa }}) / {{ kappa }}))

@@ -2,12 +2,13 @@
 -- version: 2
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
--- audits: not_null(corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , )
+-- audits: not_null(corpus, query_row, doc_row, score); accepted_range(score, , )
 -- parameters: stouffer_bm25_weight = 1.0, stouffer_dense_weight = 1.0
 -- description: Weighted Stouffer (seed 003, eq. 5): S = sum_a w_a z_a / sqrt(sum_a w_a^2), z_a the
 --   normal quantile of 1 - p_a. p_a is taken at its mid-value p_a - 1/(2(m+1)), so that the top of the
 --   reference (p = 1) keeps a finite z. The quantile is Acklam's rational approximation (relative
 --   error below 1.2e-9). Complete candidates only (candidate_completeness).
+--   Unique by construction (grouped by its grain).
 WITH weighted AS (
     SELECT
         p.corpus,
