@@ -121,6 +121,23 @@ def test_rankings_break_exact_ties_by_row_index(banking):
     assert 0.03 * 3080 < len(ties) < 0.07 * 3080 and all(first for (first,) in ties)
 
 
+def test_run_heads_are_the_full_rankings_first_documents(banking):
+    # retrieval_heads keeps each query's first run_depth documents by max_by, without ranking every pair;
+    # they must be the full rankings' first ones, exact ties (BM25 has them at the top) by row index.
+    columns = "system, query_row, doc_row, rank, CAST(score AS VARCHAR)"  # scores to the last bit
+    heads = banking.wh.sql(f"SELECT {columns} FROM models.retrieval_heads WHERE query_row < 300 ORDER BY ALL")
+    full = banking.wh.sql(
+        "SELECT system, query_key, doc_key, rank, CAST(score AS VARCHAR) FROM models.retrieval_rankings "
+        "WHERE query_key < 300 AND rank <= 100 ORDER BY ALL"
+    )
+    assert len(heads) == 2 * 300 * 100 and heads == full
+    tied = banking.wh.sql(
+        "SELECT count(*) FROM models.retrieval_heads AS a JOIN models.retrieval_heads AS b ON b.system = a.system "
+        "AND b.query_row = a.query_row AND b.rank = a.rank + 1 WHERE a.query_row < 300 AND a.score = b.score"
+    )[0][0]
+    assert tied > 0  # the sample has exact ties for the row index to decide
+
+
 def test_measures_match_pytrec_eval(banking):
     import pytrec_eval
 
