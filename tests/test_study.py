@@ -20,7 +20,7 @@ from rankhouse.paths import MODELS_DIR
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, table_digest, write_freeze
+from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
 
@@ -502,6 +502,27 @@ def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
         frozen, new = study.freeze()
         assert not new and frozen.freeze_id == "gated-1"
         assert study.evaluate().freeze.freeze_id == "gated-1"
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string", "string_view"])
+def test_lines_are_hashed_in_chunks_whatever_batches_they_arrive_in(monkeypatch, kind):
+    """The chunks of canonical_sha256 do not depend on how the lines are batched (a batch may end inside a
+    chunk, or hold the end of one chunk and the start of the next), nor on Arrow's string layout."""
+    import pyarrow as pa
+
+    from rankhouse.warehouse import freeze
+
+    monkeypatch.setattr(freeze, "CHUNK", 4)
+    lines = [f"line {i}\tx" * (i % 3) for i in range(11)]  # empty lines too
+    chunks = [lines[at : at + 4] for at in range(0, len(lines), 4)]
+    expected = hashlib.sha256("\n".join(hashlib.sha256("\n".join(c).encode()).hexdigest() for c in chunks).encode())
+    column = pa.array([line + "\n" for line in lines], type=getattr(pa, kind)())
+    for sizes in ([11], [1] * 11, [3, 5, 3], [4, 4, 3], [0, 7, 0, 4]):
+        batches, at = [], 0
+        for size in sizes:
+            batches.append(pa.record_batch([column.slice(at, size)], names=["line"]))  # offsets not from 0
+            at += size
+        assert canonical_sha256(batches) == (expected.hexdigest(), 11), sizes
 
 
 @pytest.mark.parametrize("rows", [0, 1, 250_001])

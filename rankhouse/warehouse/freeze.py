@@ -38,9 +38,12 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
 from rankhouse.warehouse.connection import Warehouse
@@ -94,20 +97,50 @@ def table_digest(
         raise RankhouseError(f"unknown canonical export {export!r}")
     described = wh.sql(f"DESCRIBE SELECT * FROM {table}")
     columns = [(name, kind) for name, kind, *_ in described]
-    line = " || chr(9) || ".join(_cell(name, kind, export == CANONICAL_EXPORT) for name, kind in columns)
+    cells = ", chr(9), ".join(_cell(name, kind, export == CANONICAL_EXPORT) for name, kind in columns)
     order = ", ".join([*(f'"{g}"' for g in grain), *(f'"{name}"' for name, _ in columns)])
-    # DuckDB sorts and writes the lines; they are hashed here as they stream out, a chunk at a time
-    # (2.3x faster than numbering the lines and hashing chunks in SQL: 5.8 s for 30.8M rows, not 13.5)
-    lines = wh.con.sql(f"SELECT {line} FROM {table} ORDER BY {order} NULLS LAST")
-    chunks, pending, rows = [], [], 0
-    for batch in lines.to_arrow_reader(CHUNK):
-        pending.extend(batch.column(0).to_pylist())
-        rows += batch.num_rows
-        while len(pending) >= CHUNK:
-            chunks.append(hashlib.sha256("\n".join(pending[:CHUNK]).encode()).hexdigest())
-            del pending[:CHUNK]
-    if pending or not chunks:  # the last, shorter chunk; an empty table's one empty chunk
-        chunks.append(hashlib.sha256("\n".join(pending).encode()).hexdigest())
+    # DuckDB sorts the rows on their own values, then writes each line (one concat, ended by a newline)
+    # as the sorted rows stream out; Python hashes the lines' bytes as Arrow holds them. The 30.8M-row
+    # resample plan: 3.6 GB peak and 13 s of CPU when the lines' text was sorted and each line became a
+    # Python string, 1.2 GB and 10 s now.
+    sorted_rows = f"SELECT * FROM {table} ORDER BY {order} NULLS LAST"
+    lines = wh.con.sql(f"SELECT concat({cells}, chr(10)) FROM ({sorted_rows}) AS rh_sorted")
+    return canonical_sha256(lines.to_arrow_reader(CHUNK))
+
+
+def canonical_sha256(batches: Iterable[pa.RecordBatch]) -> tuple[str, int]:
+    """(the canonical digest, line count) of lines that arrive as the one text column of `batches`, each
+    line ended by a newline: the lines cut into chunks of CHUNK, each chunk's lines joined by newlines
+    (the last one's newline left out) and hashed, then the SHA-256 of the chunks' hex digests joined by
+    newlines. Hashed from Arrow's buffers, a run of lines at a time, with no Python string per line.
+    An empty table is one empty chunk.
+
+    >>> canonical_sha256([pa.record_batch([pa.array(["a\\n", "b\\n"])], names=["line"])])[1]
+    2
+    """
+    chunks: list[str] = []
+    chunk, in_chunk, newline_owed, rows = hashlib.sha256(), 0, False, 0
+    for batch in batches:
+        column = batch.column(0)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            column = column.cast(pa.large_string())  # e.g. a string view
+        width = np.int64 if pa.types.is_large_string(column.type) else np.int32
+        _, offsets, data = column.buffers()
+        offsets = np.frombuffer(offsets, dtype=width)[column.offset : column.offset + len(column) + 1]
+        data = memoryview(data if data is not None else b"")
+        start = 0
+        while start < len(column):
+            take = min(len(column) - start, CHUNK - in_chunk)
+            if newline_owed:  # the newline after the previous run's last line, which this chunk goes on from
+                chunk.update(b"\n")
+            chunk.update(data[int(offsets[start]) : int(offsets[start + take]) - 1])  # its last newline owed
+            newline_owed, in_chunk, start = True, in_chunk + take, start + take
+            if in_chunk == CHUNK:
+                chunks.append(chunk.hexdigest())
+                chunk, in_chunk, newline_owed = hashlib.sha256(), 0, False
+        rows += len(column)
+    if in_chunk or not chunks:  # the last, shorter chunk; an empty table's one empty chunk
+        chunks.append(chunk.hexdigest())
     return hashlib.sha256("\n".join(chunks).encode()).hexdigest(), rows
 
 
