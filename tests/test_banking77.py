@@ -75,6 +75,27 @@ def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
     assert "Perfect Hash Group By" in plan or "PERFECT_HASH_GROUP_BY" in plan
 
 
+def test_under_a_small_memory_limit_bm25_sums_in_a_hash_table_to_the_same_scores(banking):
+    # The array (3.4 GB for BANKING77 on 2 threads) is held to half of DuckDB's memory_limit: under 2GB
+    # BM25 sums in DuckDB's hash table, which spills, and every score is the same.
+    model = Project.load().models["bm25_scores"]
+    sql = render(model, {"corpus": "banking77"})
+    sample = f"SELECT query_row, doc_row, CAST(score AS VARCHAR) FROM ({sql}) WHERE query_row < 100 ORDER BY ALL"
+    wh = banking.wh
+    limit = wh.sql("SELECT current_setting('memory_limit')")[0][0]
+    with wh.array_aggregates():
+        expected = wh.sql(sample)
+    wh.sql("SET memory_limit = '2GB'")
+    try:
+        with wh.array_aggregates():
+            plan = "\n".join(row[-1] for row in wh.sql("EXPLAIN " + sql))
+            found = wh.sql(sample)
+    finally:
+        wh.sql(f"SET memory_limit = '{limit}'")
+    assert "Perfect Hash Group By" not in plan and "PERFECT_HASH_GROUP_BY" not in plan
+    assert found == expected and len(found) == 100 * len(banking.train)
+
+
 def test_every_bm25_score_stays_under_its_query_ceiling(banking):
     # bm25_query_ceilings bounds each score by (k1 + 1) * sum idf; its audit (below 9,007) is what
     # makes the double sums in bm25_scores exact.

@@ -41,3 +41,14 @@ def test_eval_under_a_limit_says_why_it_refuses(tmp_path, monkeypatch, capsys):
     assert run(["eval", str(TREC / "qrels.test"), str(TREC / "results.test")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: RANKHOUSE_MEMORY_LIMIT='12 parsecs'") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("limit", "bits"), [("1GB", 23), ("2GB", 24), ("4GB", 25), ("8GB", 26), ("20GB", 26)])
+def test_the_array_aggregates_are_held_to_half_of_the_limit(limit, bits):
+    """perfect_hash_bits: 2 threads' arrays and their merge, 17 bytes an entry, in half of memory_limit;
+    BANKING77's BM25 (26 bits) gets its array from 8GB up, and sums in a hash table below."""
+    from rankhouse.warehouse.connection import perfect_hash_bits
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = 2; SET memory_limit = '{limit}'")
+    assert perfect_hash_bits(con) == bits
