@@ -62,11 +62,17 @@ def rankhouse() -> list[str]:
 
 def measure(command: list[str], cwd: Path) -> dict:
     """Run one CLI command of the checkout `cwd` (its package, studies/ and data/) and measure it; its --json
-    progress events are kept with the second each was read at (half a second's resolution)."""
+    progress events are kept with the second each was read at (half a second's resolution), and the process
+    tree's memory every second."""
     events: list[tuple[float, dict]] = []
+    memory: list[tuple[float, float]] = []  # (second, MB of the process tree), every second
     started = time.perf_counter()
 
     def heard(line: str) -> None:
+        beat = re.fullmatch(r"\.\.\. [\d.]+ s, ([\d,]+) MB", line)
+        if beat:
+            memory.append((time.perf_counter() - started, float(beat.group(1).replace(",", ""))))
+            return
         try:
             event = json.loads(line)
         except ValueError:
@@ -80,7 +86,7 @@ def measure(command: list[str], cwd: Path) -> dict:
     previous = os.getcwd()
     os.chdir(cwd)
     try:
-        done = run_measured(command, env=env, echo=heard)
+        done = run_measured(command, env=env, echo=heard, heartbeat=1.0)
     finally:
         os.chdir(previous)
     if done["returncode"]:
@@ -93,6 +99,7 @@ def measure(command: list[str], cwd: Path) -> dict:
         "peak_tree_rss_mb": done["peak_tree_rss_mb"],
         "load_average": [before, os.getloadavg()[0]],
         "events": events,
+        "memory": memory,
     }
 
 
@@ -109,8 +116,11 @@ def phases(events: list[tuple[float, dict]], wall: float) -> list[tuple[str, flo
      ('write the outputs', 0.1)]
     """
 
-    def loaded(table: str):
-        return lambda e: e.get("event") == "load" and e.get("table") == table
+    def loaded(table: str):  # a loader's event, or a generator's note (vectors, plans) saying where it loaded
+        return lambda e: (
+            (e.get("event") == "load" and e.get("table") == table)
+            or (e.get("event") == "note" and f"into {table} " in str(e.get("message", "")))
+        )
 
     def noted(pattern: str):
         return lambda e: e.get("event") == "note" and re.search(pattern, str(e.get("message", ""))) is not None
@@ -138,6 +148,21 @@ def phases(events: list[tuple[float, dict]], wall: float) -> list[tuple[str, flo
                 start, position = at, index + 1
                 break
     return found
+
+
+def phase_peaks(found: list[tuple[str, float]], memory: list[tuple[float, float]]) -> dict[str, float]:
+    """The largest memory sample (MB) within each phase of `found` (seconds per phase, in order).
+
+    >>> phase_peaks([("a", 2.0), ("b", 3.0)], [(0.5, 100.0), (1.5, 300.0), (2.5, 200.0), (4.0, 250.0)])
+    {'a': 300.0, 'b': 250.0}
+    """
+    peaks, start = {}, 0.0
+    for name, seconds in found:
+        inside = [mb for at, mb in memory if start <= at < start + seconds]
+        if inside:
+            peaks[name] = max(inside)
+        start += seconds
+    return peaks
 
 
 def slowest(db: Path, limit: int = SLOWEST) -> list[tuple[str, float]]:
@@ -168,8 +193,9 @@ def one_round(scratch: Path, checkout: Path = ROOT) -> dict:
     cold = found["cold demo"]
     cold["slowest"] = slowest(db)
     cold["phases"] = phases(cold["events"], cold["wall_seconds"])
+    cold["phase_peaks_mb"] = phase_peaks(cold["phases"], cold["memory"])
     for result in found.values():
-        del result["events"]
+        del result["events"], result["memory"]
     return found
 
 
@@ -194,12 +220,16 @@ def section(results: dict) -> str:
         peaks = ", ".join(f"{r['peak_tree_rss_mb']:,.0f}" for r in runs)
         loads = ", ".join(f"{r['load_average'][0]:.1f} -> {r['load_average'][1]:.1f}" for r in runs)
         lines.append(f"| `{COMMANDS[name]}` | {walls} | {cpus} | {peaks} | {loads} |")
-    lines += ["", "Where the cold demo's time went (seconds, per round):", ""]
+    lines += ["", "Where the cold demo's time went: seconds per phase (its peak memory, sampled every second):", ""]
     names = list(PHASES)
     lines += ["| phase | " + " | ".join(f"round {i + 1}" for i in range(len(rounds))) + " |",
               "| --- |" + " ---: |" * len(rounds)]  # fmt: skip
     for name in names:
-        cells = [next((f"{s:.1f}" for n, s in r["cold demo"]["phases"] if n == name), "") for r in rounds]
+        cells = [
+            next((f"{s:.1f} ({r['cold demo']['phase_peaks_mb'].get(name, 0):,.0f} MB)"
+                  for n, s in r["cold demo"]["phases"] if n == name), "")
+            for r in rounds
+        ]  # fmt: skip
         if any(cells):
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     models = "; ".join(", ".join(f"`{m}` {s:.1f} s" for m, s in r["cold demo"]["slowest"]) for r in rounds)

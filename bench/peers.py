@@ -29,7 +29,8 @@ def installed(module: str) -> bool:
 def run_child(script: str, *args: str) -> dict:
     """Run `python script --child *args` in a fresh process with an empty numba cache (so that ranx's
     first call compiles from scratch) and return the JSON object on its last line of output, with the
-    process's peak resident memory as `peak_rss_mb` (its own rusage, read by wait4: the child's alone)."""
+    process's peak resident memory as `peak_rss_mb` (its own rusage, read by wait4: the child's alone),
+    its CPU time as `cpu_seconds` and its wall time as `wall_seconds`."""
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as scratch:
         env["NUMBA_CACHE_DIR"] = os.path.join(scratch, "numba")
@@ -38,6 +39,8 @@ def run_child(script: str, *args: str) -> dict:
         sys.exit(f"{script} --child {' '.join(args)} failed:\n{done['stderr']}")
     result = json.loads(done["stdout"].strip().splitlines()[-1])
     result["peak_rss_mb"] = done["peak_rss_mb"]
+    result["cpu_seconds"] = done["cpu_seconds"]
+    result["wall_seconds"] = done["wall_seconds"]
     return result
 
 
