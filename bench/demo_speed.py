@@ -13,6 +13,7 @@ generating the resample plan, the prepare models, the freeze, the evaluate model
 
     python bench/demo_speed.py                    # once: cold, warm, status
     python bench/demo_speed.py --repeat 3         # three fresh warehouses, one after the other
+    python bench/demo_speed.py --vectors-from W   # each fresh warehouse given W's vectors: no encoding
     python bench/demo_speed.py --readme           # and the README's section between its markers
     python bench/demo_speed.py --from-results bench/out/demo_speed.json --readme
 """
@@ -177,9 +178,27 @@ def slowest(db: Path, limit: int = SLOWEST) -> list[tuple[str, float]]:
     return [(model, float(seconds)) for model, seconds in rows]
 
 
-def one_round(scratch: Path, checkout: Path = ROOT) -> dict:
-    """Cold demo, warm demo and study status of `checkout` on a fresh warehouse in `scratch`."""
+def seed_vectors(db: Path, source: Path) -> int:
+    """Copy `source`'s vector cache (raw.vector_cache) into a new warehouse `db`, so that its cold demo
+    encodes nothing: the rest of the cold demo, measured apart from the encoder. Returns the vectors copied."""
+    import duckdb
+
+    schema = (ROOT / "sql" / "warehouse.sql").read_text()
+    with duckdb.connect(str(db)) as con:
+        con.execute(schema)
+        con.execute(f"ATTACH '{source}' AS source (READ_ONLY)")
+        con.execute("INSERT INTO raw.vector_cache SELECT * FROM source.raw.vector_cache")
+        count = con.execute("SELECT count(*) FROM raw.vector_cache").fetchall()[0][0]
+        con.execute("DETACH source")
+    return count
+
+
+def one_round(scratch: Path, checkout: Path = ROOT, vectors_from: Path | None = None) -> dict:
+    """Cold demo, warm demo and study status of `checkout` on a fresh warehouse in `scratch` (its vector
+    cache seeded from `vectors_from`, when given)."""
     db, out = scratch / "rankhouse.duckdb", scratch / "out"
+    if vectors_from is not None:
+        say(f"  {seed_vectors(db, vectors_from):,} vectors from {vectors_from}")
     demo = [*rankhouse(), "demo", "--db", str(db), "--out", str(out), "--json"]
     found = {}
     for name, command in (
@@ -207,7 +226,9 @@ def section(results: dict) -> str:
     lines = [
         f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB, "
         f"{len(rounds)} round{'s' if len(rounds) > 1 else ''} (a fresh warehouse each), every command in a fresh "
-        f"process, one after the other; RANKHOUSE_MEMORY_LIMIT {limit or 'not set'}:",
+        f"process, one after the other; RANKHOUSE_MEMORY_LIMIT {limit or 'not set'}"
+        + ("; the vectors cached beforehand (nothing encoded)" if results.get("vectors_from") else "")
+        + ":",
         "",
         "| command | wall (s) | CPU, user + system (s) | peak memory, process tree (MB) | load average (1 min), "
         "as it began -> ended |",
@@ -247,6 +268,12 @@ def main() -> None:
         default=ROOT,
         help="the checkout whose rankhouse runs (default this one; e.g. a worktree of an earlier commit, to compare)",
     )
+    parser.add_argument(
+        "--vectors-from",
+        type=Path,
+        metavar="DB",
+        help="seed each fresh warehouse with this warehouse's vector cache: a cold demo that encodes nothing",
+    )
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
     parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier --out file")
     args = parser.parse_args()
@@ -255,13 +282,14 @@ def main() -> None:
     else:
         results = {"environment": machine(), "memory_limit": os.environ.get("RANKHOUSE_MEMORY_LIMIT"), "rounds": []}
         results["checkout"] = str(args.checkout.resolve())
+        results["vectors_from"] = str(args.vectors_from) if args.vectors_from else None
         if args.checkout.resolve() != ROOT:  # the commit measured is the checkout's
             rev = ["git", "-C", str(args.checkout), "rev-parse", "--short", "HEAD"]
             results["environment"]["commit"] = subprocess.run(rev, capture_output=True, text=True).stdout.strip()
         for n in range(args.repeat):
             say(f"round {n + 1} of {args.repeat}")
             with tempfile.TemporaryDirectory(prefix="rankhouse-demo-") as scratch:
-                results["rounds"].append(one_round(Path(scratch), args.checkout.resolve()))
+                results["rounds"].append(one_round(Path(scratch), args.checkout.resolve(), args.vectors_from))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     text = section(results)
