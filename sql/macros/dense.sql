@@ -3,12 +3,9 @@
 {#- Cosine of every (query, document) pair of `corpus`: the inner product of their unit MiniLM vectors
     (models.query_vectors, models.document_vectors). `documents`, when given, is a relation of (corpus,
     doc_row): only those documents are scored (a null panel), else every document of the corpus. DuckDB
-    only: FLOAT[384] vectors and array_inner_product. Both sides are materialised: DuckDB splits a scan
-    of a stored table by row groups of 122,880 rows, so the cross product of two small tables ran on
-    one thread (BANKING77's 30.8M products: 15.4 s), where a materialised side is read in chunks of
-    2,048 vectors by every thread (8.9 s on two); each product is computed as before. -#}
+    only: FLOAT[384] vectors and array_inner_product. -#}
 {% macro cosines(corpus, documents=none) -%}
-WITH documents AS MATERIALIZED (
+WITH documents AS (
     SELECT d.corpus, d.doc_row, v.vector
     FROM models.documents AS d
     JOIN models.document_vectors AS v ON v.corpus = d.corpus AND v.doc_id = d.doc_id
@@ -18,7 +15,7 @@ WITH documents AS MATERIALIZED (
     WHERE d.corpus = {{ corpus | literal }}
 ),
 
-queries AS MATERIALIZED (
+queries AS (
     SELECT q.corpus, q.query_row, v.vector
     FROM models.queries AS q
     JOIN models.query_vectors AS v ON v.corpus = q.corpus AND v.qid = q.qid
