@@ -10,7 +10,14 @@ rank_bm25. Each system runs in a fresh process, one after the other, on this mac
 Encoder throughput against sentence-transformers is in bench/encoder_speed.py (it needs a bench
 venv with torch); `--encoder` runs it too when that venv exists.
 
-    python bench/banking77_speed.py [--encoder /tmp/benchenv/bin/python]
+Per system: wall time (from the files to the ranked documents, measured inside the process), CPU time
+(user + system, of the whole process: less noisy than wall time on a shared machine) and peak memory
+(wait4's). `--repeat N` runs the systems N times, alternating, so that a machine's slow spell does not
+fall on one system only. RANKHOUSE_MEMORY_LIMIT, when set, is DuckDB's memory_limit in the rankhouse
+process (reported).
+
+    python bench/banking77_speed.py [--repeat 3] [--readme] [--encoder /tmp/benchenv/bin/python]
+    python bench/banking77_speed.py --from-results bench/out/banking77_speed.json --readme
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import installed, run_child
+from peers import installed, machine, rewrite_readme, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "banking77"
@@ -41,6 +49,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def run_rankhouse() -> dict:
+    sys.path.insert(0, str(ROOT))  # this checkout's rankhouse, whichever the environment has installed
     from rankhouse.loaders import load_documents, load_queries
     from rankhouse.warehouse import Warehouse
     from rankhouse.warehouse.dag import Project
@@ -84,6 +93,59 @@ def run_rank_bm25() -> dict:
 
 SYSTEMS = {"rankhouse": run_rankhouse, "bm25s": run_bm25s, "rank_bm25": run_rank_bm25}
 MODULES = {"rankhouse": "rankhouse", "bm25s": "bm25s", "rank_bm25": "rank_bm25"}  # what each needs installed
+NAMES = {  # how the README names each system ({version}: the installed one)
+    "rankhouse": "rankhouse SQL models (`+bm25_ranking`, materialised: 30.8M ranked pairs)",
+    "bm25s": "bm25s {version} (lucene, k = 10,003, 2 threads)",
+    "rank_bm25": "rank_bm25 {version} (BM25Okapi, get_scores + argsort)",
+}
+
+
+def version(module: str) -> str:
+    """The installed version of a peer's distribution (or '?')."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version(module.replace("_", "-"))
+    except PackageNotFoundError:
+        return "?"
+
+
+def joined(values: list[float], form: str) -> str:
+    """Values in one cell, comma-separated.
+
+    >>> joined([1.234, 2.0], ".2f")
+    '1.23, 2.00'
+    """
+    return ", ".join(format(v, form) for v in values)
+
+
+def section(results: dict) -> str:
+    """The README's section: one row per system, its runs' seconds (and their ratio to bm25s' in the same
+    round), CPU seconds and peak memory."""
+    env, runs = results["environment"], results["runs"]
+    lines = [
+        f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB, "
+        f"{len(runs)} run{'s' if len(runs) > 1 else ''} of each system (alternating), each in a fresh process; "
+        f"RANKHOUSE_MEMORY_LIMIT {results.get('memory_limit') or 'not set'}; load average (1 min) "
+        f"{results['load_average'][0]:.1f} as it began, {results['load_average'][1]:.1f} as it ended:",
+        "",
+        "| system | seconds | relative to bm25s (same round) | CPU seconds | peak memory (MB) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for system in SYSTEMS:
+        rounds = [r for r in runs if system in r]
+        if not rounds:
+            lines.append(f"| {system} | not installed, left out | | | |")
+            continue
+        ratios = [f"{r[system]['seconds'] / r['bm25s']['seconds']:.2f}x" if "bm25s" in r else "n/a" for r in rounds]
+        name = NAMES.get(system, system).format(version=results["versions"].get(system, "?"))
+        measured = [r[system] for r in rounds]
+        seconds = joined([m["seconds"] for m in measured], ".2f")
+        cpu = joined([m["cpu_seconds"] for m in measured], ".1f")
+        peaks = joined([m["peak_rss_mb"] for m in measured], ",.0f")
+        lines.append(f"| {name} | {seconds} | {', '.join(ratios)} | {cpu} | {peaks} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -91,28 +153,44 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--encoder", help="Python of the bench venv for bench/encoder_speed.py (optional).")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each system, alternating (default 1)")
+    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier results file")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(SYSTEMS[args.child]()))
         return
-    results, missing = {}, []
-    for system in SYSTEMS:
-        if not installed(MODULES[system]):
-            missing.append(system)
-            print(f"{system}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
-            continue
-        print(f"running {system} ...", file=sys.stderr)
-        results[system] = run_child(__file__, system)
-    base = results["bm25s"]["seconds"] if "bm25s" in results else None
+    if args.from_results:
+        results = json.loads(args.from_results.read_text())
+    else:
+        present = []
+        for system in SYSTEMS:
+            if installed(MODULES[system]):
+                present.append(system)
+            else:
+                print(f"{system}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
+        results = {
+            "environment": machine(),
+            "memory_limit": os.environ.get("RANKHOUSE_MEMORY_LIMIT"),
+            "versions": {s: version(MODULES[s]) for s in present if s != "rankhouse"},
+            "runs": [],
+        }
+        before = os.getloadavg()[0]
+        for n in range(args.repeat):
+            run = {}
+            for system in present:
+                print(f"run {n + 1}: {system} ...", file=sys.stderr)
+                run[system] = run_child(__file__, system)
+            results["runs"].append(run)
+        results["load_average"] = [before, os.getloadavg()[0]]
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "banking77_speed.json").write_text(json.dumps(results, indent=2))
+    text = section(results)
     print("BM25 full ranking, BANKING77 (3,080 queries x 10,003 documents), files to ranked documents\n")
-    print("| system | seconds | relative to bm25s | peak memory (MB) |\n| --- | ---: | ---: | ---: |")
-    for system, result in results.items():
-        ratio = f"{result['seconds'] / base:.2f}x" if base else "n/a"
-        print(f"| {system} | {result['seconds']:.2f} | {ratio} | {result['peak_rss_mb']:,.0f} |")
-    for system in missing:
-        print(f"| {system} | not installed | | |")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "banking77_speed.json").write_text(json.dumps(results, indent=2))
+    print(text, end="")
+    if args.readme:
+        rewrite_readme(ROOT / "README.md", "banking77_speed.py", text)
+        print("rewrote README.md's section of bench/banking77_speed.py", file=sys.stderr)
     if args.encoder:
         subprocess.run([args.encoder, str(ROOT / "bench" / "encoder_speed.py")], check=True)
 

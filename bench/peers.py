@@ -29,7 +29,8 @@ def installed(module: str) -> bool:
 def run_child(script: str, *args: str) -> dict:
     """Run `python script --child *args` in a fresh process with an empty numba cache (so that ranx's
     first call compiles from scratch) and return the JSON object on its last line of output, with the
-    process's peak resident memory as `peak_rss_mb` (its own rusage, read by wait4: the child's alone)."""
+    process's peak resident memory as `peak_rss_mb` (its own rusage, read by wait4: the child's alone),
+    its CPU time as `cpu_seconds` and its wall time as `wall_seconds`."""
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as scratch:
         env["NUMBA_CACHE_DIR"] = os.path.join(scratch, "numba")
@@ -38,6 +39,8 @@ def run_child(script: str, *args: str) -> dict:
         sys.exit(f"{script} --child {' '.join(args)} failed:\n{done['stderr']}")
     result = json.loads(done["stdout"].strip().splitlines()[-1])
     result["peak_rss_mb"] = done["peak_rss_mb"]
+    result["cpu_seconds"] = done["cpu_seconds"]
+    result["wall_seconds"] = done["wall_seconds"]
     return result
 
 
@@ -96,7 +99,8 @@ def run_measured(
     heartbeat: float | None = None,
 ) -> dict:
     """Run `command` in a fresh process and measure it as it runs: returns its returncode, stdout, stderr,
-    `wall_seconds`, `peak_rss_mb` (its own rusage, read by wait4: the process alone), `peak_tree_rss_mb`
+    `wall_seconds`, `cpu_seconds` (its user and system time, from the same rusage: on a loaded machine
+    less noisy than wall time), `peak_rss_mb` (its own rusage, read by wait4: the process alone), `peak_tree_rss_mb`
     (the process and its descendants, e.g. a JVM, summed and polled every `every` seconds) and, for each
     of `folders` (a name -> a folder or glob: folder_mb), the peak MB of its files as `peak_disk_mb[name]`.
     Each line the process writes to stderr is passed to `echo` as it comes, and every `heartbeat`
@@ -150,6 +154,7 @@ def run_measured(
         "stdout": stdout,
         "stderr": stderr,
         "wall_seconds": wall,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "peak_rss_mb": usage.ru_maxrss / 1024,  # kilobytes on Linux
         "peak_tree_rss_mb": peaks.pop("tree"),
         "peak_disk_mb": peaks,
@@ -182,9 +187,12 @@ def machine() -> dict:
     import datetime
 
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, timeout=60
-        ).stdout.strip() or "unknown"
+        commit = (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, timeout=60
+            ).stdout.strip()
+            or "unknown"
+        )
     except (OSError, subprocess.TimeoutExpired):
         commit = "unknown"
     with open("/proc/meminfo") as f:

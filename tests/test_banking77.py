@@ -75,6 +75,27 @@ def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
     assert "Perfect Hash Group By" in plan or "PERFECT_HASH_GROUP_BY" in plan
 
 
+def test_under_a_small_memory_limit_bm25_sums_in_a_hash_table_to_the_same_scores(banking):
+    # The array (3.4 GB for BANKING77 on 2 threads) is held to half of DuckDB's memory_limit: under 2GB
+    # BM25 sums in DuckDB's hash table, which spills, and every score is the same.
+    model = Project.load().models["bm25_scores"]
+    sql = render(model, {"corpus": "banking77"})
+    sample = f"SELECT query_row, doc_row, CAST(score AS VARCHAR) FROM ({sql}) WHERE query_row < 100 ORDER BY ALL"
+    wh = banking.wh
+    limit = wh.sql("SELECT current_setting('memory_limit')")[0][0]
+    with wh.array_aggregates():
+        expected = wh.sql(sample)
+    wh.sql("SET memory_limit = '2GB'")
+    try:
+        with wh.array_aggregates():
+            plan = "\n".join(row[-1] for row in wh.sql("EXPLAIN " + sql))
+            found = wh.sql(sample)
+    finally:
+        wh.sql(f"SET memory_limit = '{limit}'")
+    assert "Perfect Hash Group By" not in plan and "PERFECT_HASH_GROUP_BY" not in plan
+    assert found == expected and len(found) == 100 * len(banking.train)
+
+
 def test_every_bm25_score_stays_under_its_query_ceiling(banking):
     # bm25_query_ceilings bounds each score by (k1 + 1) * sum idf; its audit (below 9,007) is what
     # makes the double sums in bm25_scores exact.
@@ -119,6 +140,23 @@ def test_rankings_break_exact_ties_by_row_index(banking):
         "ON b.query_row = a.query_row AND a.rank = 1 AND b.rank = 2 WHERE a.score = b.score"
     )
     assert 0.03 * 3080 < len(ties) < 0.07 * 3080 and all(first for (first,) in ties)
+
+
+def test_run_heads_are_the_full_rankings_first_documents(banking):
+    # retrieval_heads keeps each query's first run_depth documents by max_by, without ranking every pair;
+    # they must be the full rankings' first ones, exact ties (BM25 has them at the top) by row index.
+    columns = "system, query_row, doc_row, rank, CAST(score AS VARCHAR)"  # scores to the last bit
+    heads = banking.wh.sql(f"SELECT {columns} FROM models.retrieval_heads WHERE query_row < 300 ORDER BY ALL")
+    full = banking.wh.sql(
+        "SELECT system, query_key, doc_key, rank, CAST(score AS VARCHAR) FROM models.retrieval_rankings "
+        "WHERE query_key < 300 AND rank <= 100 ORDER BY ALL"
+    )
+    assert len(heads) == 2 * 300 * 100 and heads == full
+    tied = banking.wh.sql(
+        "SELECT count(*) FROM models.retrieval_heads AS a JOIN models.retrieval_heads AS b ON b.system = a.system "
+        "AND b.query_row = a.query_row AND b.rank = a.rank + 1 WHERE a.query_row < 300 AND a.score = b.score"
+    )[0][0]
+    assert tied > 0  # the sample has exact ties for the row index to decide
 
 
 def test_measures_match_pytrec_eval(banking):

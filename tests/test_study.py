@@ -20,7 +20,7 @@ from rankhouse.paths import MODELS_DIR
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, table_digest, write_freeze
+from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
 
@@ -503,6 +503,56 @@ def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
         frozen, new = study.freeze()
         assert not new and frozen.freeze_id == "gated-1"
         assert study.evaluate().freeze.freeze_id == "gated-1"
+
+
+@pytest.mark.parametrize(
+    ("rows", "grain", "stored_in_order"),
+    [
+        ("range(250001)", ("k",), True),  # three chunks, as written
+        ("range(250001)", (), True),  # no grain: every column
+        ("(SELECT CASE WHEN i = 200000 THEN -1 ELSE i END FROM range(250001) _(i))", ("k",), False),  # late
+        ("(SELECT i // 2 FROM range(1000) _(i))", ("k",), False),  # in order, but the grain repeats
+    ],
+)
+def test_a_table_stored_in_its_order_is_hashed_as_it_is_stored(monkeypatch, rows, grain, stored_in_order):
+    """table_digest skips the sort for a table written in its canonical order (its key strictly
+    increasing), and sorts one that is not (found out of order at any row): the same digest either way."""
+    from rankhouse.warehouse import freeze
+
+    seen = []
+
+    def spied(batches, ordered=False):
+        found = canonical_sha256(batches, ordered)
+        seen.append((ordered, found is not None))
+        return found
+
+    monkeypatch.setattr(freeze, "canonical_sha256", spied)
+    with Warehouse(":memory:") as wh:
+        wh.sql(f"CREATE TABLE t AS SELECT k, 'x' || k AS s, k * 2 AS d FROM {rows} AS r (k)")
+        expected = chunked_sha256([f"{k}\tx{k}\t{d}" for k, d in wh.sql("SELECT k, d FROM t ORDER BY k, d")])
+        assert table_digest(wh, "t", grain) == (expected, wh.sql("SELECT count(*) FROM t")[0][0])
+    assert seen[0] == (True, stored_in_order) and len(seen) == (1 if stored_in_order else 2)
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string", "string_view"])
+def test_lines_are_hashed_in_chunks_whatever_batches_they_arrive_in(monkeypatch, kind):
+    """The chunks of canonical_sha256 do not depend on how the lines are batched (a batch may end inside a
+    chunk, or hold the end of one chunk and the start of the next), nor on Arrow's string layout."""
+    import pyarrow as pa
+
+    from rankhouse.warehouse import freeze
+
+    monkeypatch.setattr(freeze, "CHUNK", 4)
+    lines = [f"line {i}\tx" * (i % 3) for i in range(11)]  # empty lines too
+    chunks = [lines[at : at + 4] for at in range(0, len(lines), 4)]
+    expected = hashlib.sha256("\n".join(hashlib.sha256("\n".join(c).encode()).hexdigest() for c in chunks).encode())
+    column = pa.array([line + "\n" for line in lines], type=getattr(pa, kind)())
+    for sizes in ([11], [1] * 11, [3, 5, 3], [4, 4, 3], [0, 7, 0, 4]):
+        batches, at = [], 0
+        for size in sizes:
+            batches.append(pa.record_batch([column.slice(at, size)], names=["line"]))  # offsets not from 0
+            at += size
+        assert canonical_sha256(batches) == (expected.hexdigest(), 11), sizes
 
 
 @pytest.mark.parametrize("rows", [0, 1, 250_001])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -415,25 +416,48 @@ class Warehouse:
         self.close()
 
 
-PERFECT_HASH_ENTRY_BYTES = 40  # a sum's state (at most a flag and a 128-bit integer, padded), an is-set byte
+# What DuckDB's perfect-hash table holds per group of a sum of doubles (BM25's, the one model marked
+# `aggregate: array`): the sum's state (a flag and the double, 16 bytes aligned) and an is-set byte.
+PERFECT_HASH_ENTRY_BYTES = 17
 PERFECT_HASH_DEFAULT_BITS = 12  # DuckDB's own perfect_ht_threshold
+_SIZE = re.compile(r"^\s*([\d.]+)\s*(bytes|[KMGTP]i?B)?\s*$", re.IGNORECASE)
 
 
-def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_memory: float = 0.25) -> int:
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
+    """DuckDB's memory_limit in force on `con`, in bytes (read from the text DuckDB shows, such as
+    `18.7 GiB`, so to its one decimal: 1500MB reads as 1.3 GiB); physical memory when there is no limit.
+
+    >>> con = duckdb.connect(); _ = con.execute("SET memory_limit = '1500MB'"); memory_limit_bytes(con)
+    1395864371
+    """
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    match = _SIZE.match(str(shown))
+    if not match:  # no limit (-1, 'unlimited')
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    unit = (match.group(2) or "bytes").upper()
+    power = "BKMGTP".index(unit[0]) if unit != "BYTES" else 0
+    return int(float(match.group(1)) * (1024 if "I" in unit or power == 0 else 1000) ** power)
+
+
+def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float = 0.5) -> int:
     """The largest key width (in bits) for which DuckDB may aggregate into a directly indexed array
-    (a "perfect hash" group-by) instead of a hash table, bounded so that every thread's array fits in a
-    quarter of physical memory; 12 (DuckDB's default) to 26. BM25 needs 26 bits (12 + 14) for
-    BANKING77's 30.8M (query, document) pairs. The array is allocated whole for each thread, whatever the number
-    of groups: a GROUP BY of 1,000 rows over BANKING77's ids takes 1.6 s with it, 1.5 ms without, so
-    only statements that compute a model marked `aggregate: array` get it (array_aggregates).
+    (a "perfect hash" group-by) instead of a hash table; 12 (DuckDB's default) to 26. BM25 needs 26 bits
+    (12 + 14) for BANKING77's 30.8M (query, document) pairs. DuckDB allocates the array whole, once
+    per thread and once more for their merge (3.4 GB for BANKING77 on 2 threads), whatever the number
+    of groups, and outside its memory_limit: so these arrays together are held to half of that limit
+    (BANKING77's fit the default limit, 80% of RAM, on a machine of 8 GB or more; under a smaller
+    RANKHOUSE_MEMORY_LIMIT BM25 sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
+    rows over BANKING77's ids takes 1.6 s with the array, 1.5 ms without, so only statements that compute
+    a model marked `aggregate: array` get it (array_aggregates).
 
-    >>> perfect_hash_bits(duckdb.connect()) >= 12
-    True
+    >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '2GB'")
+    >>> perfect_hash_bits(con)  # 1.86 GiB / 2 over 3 arrays of 17-byte entries: 19.6M entries
+    24
     """
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    entries = memory * share_of_memory / (threads * PERFECT_HASH_ENTRY_BYTES)
-    return max(12, min(26, int(math.log2(entries))))
+    arrays = threads + 1
+    entries = memory_limit_bytes(con) * share_of_limit / (arrays * PERFECT_HASH_ENTRY_BYTES)
+    return max(PERFECT_HASH_DEFAULT_BITS, min(26, int(math.log2(entries))))
 
 
 def _quote(text: str) -> str:
