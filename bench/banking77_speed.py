@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import installed, machine, rewrite_readme, run_child
+from peers import installed, machine, own_peak_mb, rewrite_readme, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "banking77"
@@ -158,7 +158,7 @@ def main() -> None:
     parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier results file")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(SYSTEMS[args.child]()))
+        print(json.dumps({**SYSTEMS[args.child](), "own_peak_mb": own_peak_mb()}))
         return
     if args.from_results:
         results = json.loads(args.from_results.read_text())

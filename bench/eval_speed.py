@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, rewrite_readme, run_child
+from peers import ROOT, installed, machine, own_peak_mb, rewrite_readme, run_child
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -117,7 +117,7 @@ MODULES = {"rankhouse": "rankhouse", "pytrec_eval": "pytrec_eval", "ranx": "ranx
 
 
 def child(system: str, run: str, qrels: str) -> None:
-    print(json.dumps(SYSTEMS[system](run, qrels)))
+    print(json.dumps({**SYSTEMS[system](run, qrels), "own_peak_mb": own_peak_mb()}))
 
 
 def measure(out: Path, queries: int, docs: int, systems: list[str]) -> dict:

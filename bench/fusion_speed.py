@@ -50,7 +50,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, rewrite_readme, run_child
+from peers import ROOT, installed, machine, own_peak_mb, rewrite_readme, run_child
 
 COLLECTION = 10_000_000  # document ids d0 .. d9999999
 PANEL = 1_000  # null panel size, the same documents for both arms and every query
@@ -203,17 +203,6 @@ def child(system: str, data: str, candidates: str, fused: str) -> None:
     print(json.dumps(result))
 
 
-def own_peak_mb() -> float:
-    """This process's peak resident memory since it started its program (VmHWM, Linux), in MB. Not
-    wait4's maxrss, which a child started by fork and exec inherits from its parent (a parent that
-    has just generated the data holds hundreds of MB: every child would report at least that)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def top10(path: Path, sample: set[str]) -> dict[str, list[tuple[str, float]]]:
     """The first 10 (docno, score) of each sampled query, in rank order."""
     rows: dict[str, list[tuple[int, str, float]]] = {q: [] for q in sample}
@@ -320,7 +309,7 @@ def section(results: dict) -> str:
         if ranx and result is not ranx:
             versus = times(median(result, *total_keys), warm)
             versus_build = times(median(result, *build_keys), warm_build)
-        memory = f"{median(result, 'own_peak_mb'):,.0f}" + (" (both calls)" if result is ranx else "")
+        memory = f"{median(result, 'peak_rss_mb'):,.0f}" + (" (both calls)" if result is ranx else "")
         if total_keys[0] == "first_call":
             memory = ""
         lines.append(
