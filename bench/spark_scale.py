@@ -446,6 +446,11 @@ def section(results: dict) -> str:
             f"**{size}** ({stage_result['lines']:,} run lines, {stage_result['run_mb']:,.0f} MB; seed "
             f"{stage_result['seed']}; Spark {MASTER}, driver memory {stage_result['spark_memory']}"
             + (f"; DuckDB memory_limit {limit} in both processes" if limit else "; DuckDB's default memory_limit")
+            + (
+                f"; measured {stage_result['measured']['date']} at {stage_result['measured']['commit']}"
+                if "measured" in stage_result
+                else ""
+            )
             + "):",
             "",
             "| engine | files to numbers (s) | load (s) | measures (s) | process wall (s) | peak memory (MB) | "
@@ -498,6 +503,19 @@ def rewrite_readme(readme: Path, text: str) -> None:
     rewrite_section(readme, "spark_scale.py", text)
 
 
+def base_stage(path: Path, queries: int, docs: int, seed: int) -> dict:
+    """The stage of `queries` x `docs` (seed `seed`) in an earlier --out file, with the environment it was
+    measured in; refused (SystemExit) when the file has no such stage."""
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"--base-results {path}: cannot be read as an earlier --out file ({error})") from None
+    for found in earlier.get("stages", []):
+        if (found.get("queries"), found.get("docs_per_query"), found.get("seed")) == (queries, docs, seed):
+            return {**found, "measured": earlier["environment"]}
+    raise SystemExit(f"--base-results {path}: no stage of {queries:,} x {docs:,} with seed {seed}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=FULL[0], help="queries in the run (default 1,000,000)")
@@ -528,6 +546,13 @@ def main() -> None:
     parser.add_argument(
         "--from-results", type=Path, metavar="FILE", help="measure nothing: the section of an earlier --out file"
     )
+    parser.add_argument(
+        "--base-results",
+        type=Path,
+        metavar="FILE",
+        help="with --scale-up: the base size's stage from an earlier --out file of the same size and seed "
+        "(measured then, not again); only the scaled-up size is measured",
+    )
     for hidden in ("--child", "--run", "--qrels", "--values", "--workdir", "--duckdb-memory"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -538,6 +563,10 @@ def main() -> None:
         finish(json.loads(args.from_results.read_text()), args.readme)
         return
     memory_bytes(args.spark_memory)  # refused here, before anything runs
+    if args.base_results:
+        if args.scale_up < 2:
+            raise SystemExit("--base-results goes with --scale-up N (N >= 2): it stands for the base size")
+        base_stage(args.base_results, args.queries, args.docs_per_query, args.seed)  # refused before anything runs
     if args.scale_up < 1:
         raise SystemExit("--scale-up is a whole number of at least 1")
     engines = [args.only] if args.only else list(ENGINES)
@@ -545,9 +574,12 @@ def main() -> None:
     values.mkdir(parents=True, exist_ok=True)
     say(f"seed {args.seed}; engines {', '.join(engines)}; Spark {MASTER}, driver memory {args.spark_memory}")
     results = {"environment": environment(), "stages": []}
-    results["stages"].append(
-        stage(args.cache, args.queries, args.docs_per_query, args.seed, engines, None, args.spark_memory, values)
-    )
+    if args.base_results:
+        results["stages"].append(base_stage(args.base_results, args.queries, args.docs_per_query, args.seed))
+    else:
+        results["stages"].append(
+            stage(args.cache, args.queries, args.docs_per_query, args.seed, engines, None, args.spark_memory, values)
+        )
     if args.scale_up > 1:
         results["stages"].append(
             stage(
