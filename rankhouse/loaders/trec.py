@@ -38,11 +38,12 @@ Both readers parse the bytes that were hashed: no path is handed to DuckDB, whos
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import queue
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,7 +184,7 @@ def _parse_chunk(chunk: memoryview, fmt: TrecFormat, separator: str, first_line:
 T = TypeVar("T")
 
 
-def _ahead(items: Iterator[T]) -> Iterator[T]:
+def _ahead(items: Iterator[T]) -> Generator[T, None, None]:
     """`items`, each produced in a thread while the caller works on the one before (reading and parsing a
     chunk overlaps inserting the last); an exception raised producing an item is raised here. If the
     caller stops early, the thread stops after the item it is producing."""
@@ -226,7 +227,7 @@ def _ahead(items: Iterator[T]) -> Iterator[T]:
         worker.join()
 
 
-def _simple_tables(scan: SimpleScan, fmt: TrecFormat, blocks: QueryBlocks | None) -> Iterator[pa.Table]:
+def _simple_tables(scan: SimpleScan, fmt: TrecFormat, blocks: QueryBlocks | None) -> Generator[pa.Table, None, None]:
     """The parsed chunks of a simple file (_parse_chunk), read, scanned and parsed in a thread one chunk
     ahead of the caller; with `blocks`, each run chunk's query blocks are found on the way."""
 
@@ -258,12 +259,21 @@ def _insert_simple(
     the check query over `rows_sql` (the rows just inserted). Call it inside a transaction.
     """
     insert = f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}"
-    for chunk in _simple_tables(scan, fmt, blocks):
-        wh.con.register(FAST_FIELDS, chunk)  # in place of the chunk before (unregistered by _load_simple)
-        try:
-            wh.sql(insert, prefix)
-        except duckdb.Error as exc:
-            raise _NotSimple from exc
+    tables = _simple_tables(scan, fmt, blocks)
+    try:
+        first = next(tables, None)
+        if first is not None:
+            # One INSERT over a stream of the chunks (unregistered by _load_simple). Not a view registered
+            # per chunk: inside the transaction DuckDB keeps each replaced view, and its Arrow table, until
+            # the commit, so a 100M-line run held 4 GB of Arrow buffers beyond memory_limit.
+            batches = itertools.chain(first.to_batches(), (batch for chunk in tables for batch in chunk.to_batches()))
+            wh.con.register(FAST_FIELDS, pa.RecordBatchReader.from_batches(first.schema, batches))
+            try:
+                wh.sql(insert, prefix)
+            except (duckdb.Error, pa.ArrowException) as exc:
+                raise _NotSimple from exc
+    finally:
+        tables.close()  # the reading thread stops, whether or not DuckDB read every chunk
     if not scan.simple:
         raise _NotSimple
     rows = wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
