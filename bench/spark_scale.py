@@ -477,6 +477,9 @@ def section(results: dict) -> str:
                 f"{faster} is {ratio:.1f}x faster from files to numbers; Spark's process tree peaks at "
                 f"{memory:.1f}x DuckDB's memory."
             )
+        absent = [e for e in ENGINES if e not in stage_result["engines"]]
+        if absent:
+            lines.append(f"Not measured at this size: {', '.join(absent)} (--only).")
         loads = [f"{e} {r['load_average'][0]:.1f} -> {r['load_average'][1]:.1f}"
                  for e, r in stage_result["engines"].items() if "load_average" in r]  # fmt: skip
         if loads:
