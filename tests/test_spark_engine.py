@@ -210,3 +210,23 @@ def test_a_local_session_reserves_its_heap_from_duckdbs_default_limit(spark, mon
     with Warehouse(":memory:") as wh:
         assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == default
     assert not spark.sparkContext._jsc.sc().isStopped()
+
+
+def test_a_hand_back_that_fails_says_why_not_that_the_transaction_is_aborted(tmp_path):
+    """A model's Parquet rows that DuckDB cannot take (here a text where its SQL gives an integer; at 400M
+    lines it was a full disk) fail with DuckDB's own error: the unregister after it, which DuckDB refuses
+    in the aborted transaction, no longer replaces that error by 'Current transaction is aborted'."""
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    duckdb.sql(f"COPY (SELECT 'not a number' AS n) TO '{folder / 'part-0.parquet'}' (FORMAT parquet)")
+
+    class Built:  # what _hand_back reads of the runner and the model
+        def __init__(self, wh: Warehouse) -> None:
+            self.wh, self.name, self.table = wh, "numbers", "main.numbers"
+
+    with Warehouse(":memory:") as wh:
+        built = Built(wh)
+        with pytest.raises(duckdb.ConversionException, match="not a number"):
+            with wh.transaction():
+                SparkEngine._hand_back(None, built, built, "SELECT 1 AS n", folder)  # type: ignore[arg-type]
+        assert not wh.table_exists("main.numbers")

@@ -43,6 +43,7 @@ Spark view and Parquet output (`discard`), so a later reader exports the warehou
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -51,6 +52,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import duckdb
 import sqlglot
 
 from rankhouse.errors import ModelError, RankhouseError
@@ -297,8 +299,9 @@ class SparkEngine(DuckDBEngine):
         wh.con.register("rh_spark_rows", reader)
         try:
             wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS SELECT {casts} FROM rh_spark_rows")
-        finally:
-            wh.con.unregister("rh_spark_rows")
+        finally:  # after a failed CREATE the transaction is aborted and DuckDB refuses even this (its error
+            with contextlib.suppress(duckdb.Error):  # would hide the CREATE's); the rollback undoes the register
+                wh.con.unregister("rh_spark_rows")
 
     def audit(self, runner: Runner, model: Model, audit: Audit) -> tuple[list[str], list[tuple]]:
         """The rows that break `audit`, found where the model was computed: on Spark, against the model's
