@@ -479,14 +479,11 @@ def store_blocks(wh: Warehouse, run_id: str, blocks: QueryBlocks | None) -> None
             [run_id],
         )
         return
-    wh.con.register("rh_blocks", blocks.table())
-    try:
+    with wh.registered("rh_blocks", blocks.table()):
         wh.sql(
             "INSERT INTO raw.run_blocks SELECT ?, qid, first_line, lines, double_order, float_order FROM rh_blocks",
             [run_id],
         )
-    finally:
-        wh.con.unregister("rh_blocks")
 
 
 def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,6 +224,24 @@ class Warehouse:
             self.con.execute("ROLLBACK")
             raise
         self.con.execute("COMMIT")
+
+    @contextmanager
+    def registered(self, name: str, data: object) -> Iterator[None]:
+        """`data` (an Arrow table or reader) readable as `name` on the main connection within the block.
+        Unregistered after it; if the block raised, its error stands: in the transaction a failed
+        statement aborted, DuckDB refuses even the unregister (the rollback undoes the register).
+
+        >>> with wh.registered("rh_rows", pa.table({"n": [1]})):  # doctest: +SKIP
+        ...     wh.sql("INSERT INTO main.t SELECT n FROM rh_rows")
+        """
+        self.con.register(name, data)
+        try:
+            yield
+        except BaseException:
+            with suppress(duckdb.Error):
+                self.con.unregister(name)
+            raise
+        self.con.unregister(name)
 
     @contextmanager
     def array_aggregates(self) -> Iterator[None]:

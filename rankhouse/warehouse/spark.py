@@ -43,7 +43,6 @@ Spark view and Parquet output (`discard`), so a later reader exports the warehou
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
@@ -52,7 +51,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import duckdb
 import sqlglot
 
 from rankhouse.errors import ModelError, RankhouseError
@@ -296,12 +294,8 @@ class SparkEngine(DuckDBEngine):
         if len(columns) != len(described):
             raise ModelError(model.name, f"Spark gave {len(columns)} columns, DuckDB's SQL {len(described)}")
         casts = column_casts(columns, described)
-        wh.con.register("rh_spark_rows", reader)
-        try:
+        with wh.registered("rh_spark_rows", reader):  # a failed CREATE's own error stands (not "aborted")
             wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS SELECT {casts} FROM rh_spark_rows")
-        finally:  # after a failed CREATE the transaction is aborted and DuckDB refuses even this (its error
-            with contextlib.suppress(duckdb.Error):  # would hide the CREATE's); the rollback undoes the register
-                wh.con.unregister("rh_spark_rows")
 
     def audit(self, runner: Runner, model: Model, audit: Audit) -> tuple[list[str], list[tuple]]:
         """The rows that break `audit`, found where the model was computed: on Spark, against the model's
