@@ -89,14 +89,19 @@ def tree_rss_mb(root: int) -> float:
 
 
 def folder_mb(pattern: str | Path) -> float:
-    """The bytes of the files under the folders that `pattern` (a path, or a glob such as `tmp/*/spill`)
-    names (MB; 0 when there is none), read while other processes write and delete there.
+    """The bytes of the files under the folders (or of the files) that `pattern` (a path, or a glob such as
+    `tmp/*/spill`) names (MB; 0 when there is none), read while other processes write and delete there.
 
     >>> folder_mb("/no/such/folder")
     0.0
     """
     total = 0
     for folder in glob.glob(str(pattern)):
+        if os.path.isfile(folder):
+            try:
+                total += os.lstat(folder).st_size
+            except OSError:
+                pass
         for root, _, files in os.walk(folder):
             for name in files:
                 try:

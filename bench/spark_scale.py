@@ -207,14 +207,17 @@ def measure(
     duckdb_memory: str | None = None,
     spark_memory: str | None = None,
     workdir: str | Path | None = None,
+    warehouse: str | Path = ":memory:",
 ) -> dict:
     """Evaluate `run` against `qrels` on `engine` (duckdb or spark) with rankhouse's models, as `rankhouse
-    eval` does, and write every per-query value to the Parquet file `values` (query, measure, value).
+    eval --db WAREHOUSE` does, and write every per-query value to the Parquet file `values` (query, measure, value).
     Returns the seconds (startup: Spark's JVM; load; measures: the models; write), the means and this
     process's peak memory by the end of the load (the JVM's not included).
 
     `duckdb_memory` is DuckDB's memory_limit (a Spark size: 4g), `spark_memory` the driver's memory
-    (which local mode computes in), `workdir` the folder of the Parquet the engines hand each other.
+    (which local mode computes in), `workdir` the folder of the Parquet the engines hand each other,
+    `warehouse` the warehouse: in memory (`rankhouse eval`'s default) or a new file (its tables stored
+    compressed on disk rather than spilled; its spill beside it, `<file>.tmp`).
 
     Example: measure("duckdb", "run.txt", "qrels.txt", "/tmp/values.parquet")["means"]["AP"]
     """
@@ -240,7 +243,7 @@ def measure(
         builder, driver_memory = DuckDBEngine(), None
     try:
         startup = time.perf_counter()
-        with Warehouse(":memory:") as wh:
+        with Warehouse(warehouse) as wh:
             if duckdb_memory:
                 wh.sql(f"SET memory_limit = '{memory_bytes(duckdb_memory) // 2**20}MiB'")
             memory_limit = wh.sql("SELECT current_setting('memory_limit')")[0][0]  # as DuckDB took it
@@ -275,6 +278,7 @@ def measure(
         "duckdb_memory_limit": duckdb_memory,
         "duckdb_memory_limit_in_force": memory_limit,
         "spark_driver_memory_in_force": driver_memory,
+        "warehouse": "memory" if str(warehouse) == ":memory:" else "file",
     }
 
 
@@ -319,25 +323,41 @@ def compare(a: str | Path, b: str | Path, relative: float = RELATIVE) -> dict:
 
 def child(args: argparse.Namespace) -> None:
     """The child process: `measure` one engine, its result as JSON on the last line of output."""
-    result = measure(args.child, args.run, args.qrels, args.values, args.duckdb_memory, args.spark_memory, args.workdir)
+    result = measure(
+        args.child, args.run, args.qrels, args.values, args.duckdb_memory, args.spark_memory, args.workdir,
+        args.warehouse_file or ":memory:",
+    )  # fmt: skip
     print(json.dumps(result))
 
 
 # -- the parent: both engines, one after the other --------------------------------------------------
 def run_engine(
-    engine: str, run: Path, qrels: Path, values: Path, label: str, duckdb_memory: str | None, spark_memory: str
+    engine: str,
+    run: Path,
+    qrels: Path,
+    values: Path,
+    label: str,
+    duckdb_memory: str | None,
+    spark_memory: str,
+    warehouse: str = "memory",
 ) -> dict:
     """`measure` on `engine` in a fresh process, with its scratch folders in a temporary folder (spill,
-    Spark's local dir, the handed-over Parquet) and their peak sizes; a failure is returned, not raised."""
+    Spark's local dir, the handed-over Parquet, the warehouse file if `warehouse` is "file") and their peak
+    sizes; a failure is returned, not raised."""
     with tempfile.TemporaryDirectory(prefix="spark-scale-") as scratch:
         tmp, local, handover = (Path(scratch, name) for name in ("tmp", "spark-local", "handover"))
         for folder in (tmp, local, handover):
             folder.mkdir()
-        # DuckDB's spill is <in-memory warehouse's temporary folder>/spill
-        folders = {"duckdb_spill": tmp / "rankhouse-*" / "spill", "spark_local": local, "handover": handover}
+        file = Path(scratch, "scale.duckdb") if warehouse == "file" else None
+        # DuckDB's spill: <in-memory warehouse's temporary folder>/spill, or <warehouse file>.tmp
+        spill = f"{file}.tmp" if file else tmp / "rankhouse-*" / "spill"
+        folders = {"duckdb_spill": spill, "spark_local": local, "handover": handover}
+        if file:
+            folders["duckdb_file"] = file
         env = {**os.environ, "TMPDIR": str(tmp), "SPARK_LOCAL_DIRS": str(local)}
         options = {"--run": run, "--qrels": qrels, "--values": values, "--workdir": handover,
-                   "--spark-memory": spark_memory, "--duckdb-memory": duckdb_memory}  # fmt: skip
+                   "--spark-memory": spark_memory, "--duckdb-memory": duckdb_memory,
+                   "--warehouse-file": file}  # fmt: skip
         command = [sys.executable, __file__, "--child", engine]
         command += [str(part) for option, value in options.items() if value for part in (option, value)]
         say(f"running {label} on {engine} (fresh process) ...")
@@ -398,8 +418,10 @@ def stage(
     duckdb_memory: str | None,
     spark_memory: str,
     values: Path,
+    warehouse: str = "memory",
 ) -> dict:
-    """Generate (or reuse) one size and measure it on `engines`, then compare their per-query values."""
+    """Generate (or reuse) one size and measure it on `engines` with a `warehouse` in memory or in a file,
+    then compare their per-query values."""
     run, qrels = generate(cache, queries, docs, seed)
     label = f"{queries:,} x {docs:,}"
     results: dict = {
@@ -410,12 +432,13 @@ def stage(
         "run_mb": run.stat().st_size / 2**20,
         "duckdb_memory_limit": duckdb_memory,
         "spark_memory": spark_memory,
+        "warehouse": warehouse,
         "engines": {},
     }
     for engine in engines:
         out = values / f"{queries}x{docs}-{engine}.parquet"
         out.unlink(missing_ok=True)
-        results["engines"][engine] = run_engine(engine, run, qrels, out, label, duckdb_memory, spark_memory)
+        results["engines"][engine] = run_engine(engine, run, qrels, out, label, duckdb_memory, spark_memory, warehouse)
     ok = [e for e in engines if not results["engines"][e].get("failed")]
     if len(ok) == 2:
         results["equality"] = compare(*(values / f"{queries}x{docs}-{e}.parquet" for e in ok))
@@ -442,10 +465,12 @@ def section(results: dict) -> str:
     for stage_result in results["stages"]:
         size = f"{stage_result['queries']:,} queries x {stage_result['docs_per_query']:,} documents"
         limit = stage_result["duckdb_memory_limit"]
+        file = stage_result.get("warehouse") == "file"
         lines += [
             f"**{size}** ({stage_result['lines']:,} run lines, {stage_result['run_mb']:,.0f} MB; seed "
             f"{stage_result['seed']}; Spark {MASTER}, driver memory {stage_result['spark_memory']}"
             + (f"; DuckDB memory_limit {limit} in both processes" if limit else "; DuckDB's default memory_limit")
+            + ("; warehouse in a file" if stage_result.get("warehouse") == "file" else "; warehouse in memory")
             + (
                 f"; measured {stage_result['measured']['date']} at {stage_result['measured']['commit']}"
                 if "measured" in stage_result
@@ -454,8 +479,9 @@ def section(results: dict) -> str:
             + "):",
             "",
             "| engine | files to numbers (s) | load (s) | measures (s) | process wall (s) | peak memory (MB) | "
-            "peak DuckDB spill (MB) | peak Spark local dir (MB) | Parquet handed over (MB) |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "peak DuckDB spill (MB) | peak Spark local dir (MB) | Parquet handed over (MB) |"
+            + (" peak warehouse file (MB) |" if file else ""),
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if file else ""),
         ]
         for engine, r in stage_result["engines"].items():
             disk = r["peak_disk_mb"]
@@ -466,6 +492,7 @@ def section(results: dict) -> str:
             )
             cells = [engine, *measured, f"{r['wall_seconds']:.1f}", _mb(r["peak_memory_mb"])]
             cells += [_mb(disk[name]) for name in ("duckdb_spill", "spark_local", "handover")]
+            cells += [_mb(disk["duckdb_file"])] if file else []
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         done = {e: r for e, r in stage_result["engines"].items() if not r.get("failed")}
@@ -534,6 +561,13 @@ def main() -> None:
     parser.add_argument("--spark-memory", default="4g", help="Spark's driver memory, local mode's (default 4g)")
     parser.add_argument("--only", choices=ENGINES, help="measure one engine only")
     parser.add_argument(
+        "--warehouse",
+        choices=("memory", "file"),
+        default="memory",
+        help="the warehouse of the sizes measured: in memory (`rankhouse eval`'s default), or a file in the "
+        "scratch folder, tables stored compressed instead of spilled (`rankhouse eval --db FILE`)",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
         default=ROOT / "bench" / "out" / "spark_scale",
@@ -556,7 +590,7 @@ def main() -> None:
         help="with --scale-up: the base size's stage from an earlier --out file of the same size and seed "
         "(measured then, not again); only the scaled-up size is measured",
     )
-    for hidden in ("--child", "--run", "--qrels", "--values", "--workdir", "--duckdb-memory"):
+    for hidden in ("--child", "--run", "--qrels", "--values", "--workdir", "--duckdb-memory", "--warehouse-file"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -581,7 +615,17 @@ def main() -> None:
         results["stages"].append(base_stage(args.base_results, args.queries, args.docs_per_query, args.seed))
     else:
         results["stages"].append(
-            stage(args.cache, args.queries, args.docs_per_query, args.seed, engines, None, args.spark_memory, values)
+            stage(
+                args.cache,
+                args.queries,
+                args.docs_per_query,
+                args.seed,
+                engines,
+                None,
+                args.spark_memory,
+                values,
+                args.warehouse,
+            )  # fmt: skip
         )
     if args.scale_up > 1:
         results["stages"].append(
@@ -594,6 +638,7 @@ def main() -> None:
                 args.spark_memory,
                 args.spark_memory,
                 values,
+                args.warehouse,
             )
         )
     args.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -88,6 +88,16 @@ def test_measure_gives_pytrec_evals_values_per_query(bench, files, tmp_path):
     for measure in MEASURES:
         assert result["means"][measure] == pytest.approx(np.mean([v[measure] for v in oracle.values()]), rel=1e-12)
     assert 0 < result["means"]["AP"] < result["means"]["R@100"] < 1  # not a degenerate run
+    assert result["warehouse"] == "memory"
+
+
+def test_measure_in_a_warehouse_file_gives_the_same_values(bench, files, tmp_path):
+    run, qrels = files
+    memory = bench.measure("duckdb", run, qrels, tmp_path / "memory.parquet")
+    stored = bench.measure("duckdb", run, qrels, tmp_path / "file.parquet", warehouse=tmp_path / "w.duckdb")
+    assert stored["warehouse"] == "file" and (tmp_path / "w.duckdb").stat().st_size > 0
+    assert stored["means"] == memory["means"]
+    assert bench.compare(tmp_path / "memory.parquet", tmp_path / "file.parquet")["max_relative_difference"] == 0
 
 
 def write_values(path, rows):
@@ -130,3 +140,16 @@ def test_readme_section_is_rewritten_between_the_markers_only(bench, tmp_path):
     with pytest.raises(SystemExit, match="needs one line"):
         bench.rewrite_readme(readme, "new figures\n")
     assert readme.read_text() == "no markers\n"  # refused: nothing written
+
+
+def test_disk_is_measured_for_folders_globs_and_files(bench, tmp_path):
+    import peers
+
+    (tmp_path / "a" / "spill").mkdir(parents=True)
+    (tmp_path / "a" / "spill" / "x").write_bytes(b"0" * 2**20)
+    (tmp_path / "w.duckdb").write_bytes(b"0" * 2**19)
+    assert peers.folder_mb(tmp_path / "a") == 1.0
+    assert peers.folder_mb(tmp_path / "*" / "spill") == 1.0
+    assert peers.folder_mb(tmp_path / "w.duckdb") == 0.5  # a file: its own size
+    assert peers.folder_mb(tmp_path) == 1.5
+    assert peers.folder_mb(tmp_path / "none") == 0.0
