@@ -151,7 +151,7 @@ def _block_tables(spec: dict, index: int):
 
 def generate(cache: Path, queries: int, docs: int, seed: int = SEED) -> tuple[Path, Path]:
     """The run and qrels files of the recipe (queries x docs, seed), written once under `cache` (a
-    folder per recipe, complete when its recipe.json is there) and reused when present.
+    folder per recipe, complete when its recipe.json and both files are there) and reused when present.
 
     Example: run, qrels = generate(Path("bench/out/spark_scale"), 10_000, 100)
     """
@@ -160,7 +160,8 @@ def generate(cache: Path, queries: int, docs: int, seed: int = SEED) -> tuple[Pa
     spec = recipe(queries, docs, seed)
     folder = cache_folder(cache, spec)
     run_path, qrels_path, done = folder / "run.txt", folder / "qrels.txt", folder / "recipe.json"
-    if done.exists() and json.loads(done.read_text()) == spec:
+    complete = done.exists() and run_path.exists() and qrels_path.exists()
+    if complete and json.loads(done.read_text()) == spec:
         say(f"reusing {queries:,} x {docs:,} (seed {seed}) from {folder}")
         return run_path, qrels_path
     say(f"generating {queries:,} queries x {docs:,} documents (seed {seed}) into {folder}")

@@ -54,6 +54,9 @@ def test_generated_files_are_deterministic_cached_and_a_prefix_of_larger_ones(be
     before = [p.stat().st_mtime_ns for p in again]
     assert bench.generate(tmp_path / "other", QUERIES, DOCS) == again  # reused, not rewritten
     assert [p.stat().st_mtime_ns for p in again] == before
+    again[0].unlink()  # a file deleted to free disk: written again, the same bytes
+    assert bench.generate(tmp_path / "other", QUERIES, DOCS) == again
+    assert [digest(p) for p in again] == [digest(p) for p in files]
     seeded = bench.generate(tmp_path / "seeded", QUERIES, DOCS, seed=18)
     assert digest(seeded[0]) != digest(run)
     # a larger run starts with the queries of a smaller one (blocks of BLOCK queries, each its own Generator)
