@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import markers, run_measured
+from peers import markers, own_peak_mb, run_measured
 from peers import rewrite_readme as rewrite_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,12 +323,13 @@ def compare(a: str | Path, b: str | Path, relative: float = RELATIVE) -> dict:
 
 
 def child(args: argparse.Namespace) -> None:
-    """The child process: `measure` one engine, its result as JSON on the last line of output."""
+    """The child process: `measure` one engine, its result and its own peak memory (own_peak_mb: not
+    the parent's, which wait4 would include) as JSON on the last line of output."""
     result = measure(
         args.child, args.run, args.qrels, args.values, args.duckdb_memory, args.spark_memory, args.workdir,
         args.warehouse_file or ":memory:",
     )  # fmt: skip
-    print(json.dumps(result))
+    print(json.dumps({**result, "own_peak_mb": own_peak_mb()}))
 
 
 # -- the parent: both engines, one after the other --------------------------------------------------
@@ -353,8 +354,8 @@ def run_engine(
         # DuckDB's spill: <in-memory warehouse's temporary folder>/spill, or <warehouse file>.tmp
         spill = f"{file}.tmp" if file else tmp / "rankhouse-*" / "spill"
         folders = {"duckdb_spill": spill, "spark_local": local, "handover": handover}
-        if file:
-            folders["duckdb_file"] = file
+        if file:  # the warehouse file and its labels file, scale.labels.duckdb
+            folders["duckdb_file"] = Path(scratch, "scale*.duckdb")
         env = {**os.environ, "TMPDIR": str(tmp), "SPARK_LOCAL_DIRS": str(local)}
         options = {"--run": run, "--qrels": qrels, "--values": values, "--workdir": handover,
                    "--spark-memory": spark_memory, "--duckdb-memory": duckdb_memory,
@@ -369,10 +370,12 @@ def run_engine(
 
         load_before = os.getloadavg()[0]
         done = run_measured(command, env=env, folders=folders, echo=echo, every=0.25, heartbeat=60)
-    # polling can miss a short peak that wait4 saw: the larger of the two is the nearer lower bound
+    # Peak memory: the larger of the process tree polled every 0.25 s (the JVM included) and the child's
+    # own peak (VmHWM) as it reported it; polling can miss a short peak. Not wait4's maxrss (kept as
+    # peak_rss_mb of a child that failed), which includes the parent's: the parent generated the data.
     result = {
         "wall_seconds": done["wall_seconds"], "peak_tree_rss_mb": done["peak_tree_rss_mb"],
-        "peak_rss_mb": done["peak_rss_mb"], "peak_memory_mb": max(done["peak_tree_rss_mb"], done["peak_rss_mb"]),
+        "peak_rss_mb": done["peak_rss_mb"], "peak_memory_mb": done["peak_tree_rss_mb"],
         "peak_disk_mb": done["peak_disk_mb"], "load_average": [load_before, os.getloadavg()[0]],
     }  # fmt: skip
     if done["returncode"]:
@@ -382,6 +385,8 @@ def run_engine(
         say(f"  {engine} failed ({result['error']})")
         return result
     result |= json.loads(done["stdout"].strip().splitlines()[-1])
+    result["peak_rss_mb"] = result["own_peak_mb"]
+    result["peak_memory_mb"] = max(done["peak_tree_rss_mb"], result["own_peak_mb"])
     say(f"  {engine}: {result['seconds']:.1f} s files to numbers, peak {result['peak_memory_mb']:,.0f} MB")
     return result
 
@@ -481,7 +486,7 @@ def section(results: dict) -> str:
             "",
             "| engine | files to numbers (s) | load (s) | measures (s) | process wall (s) | peak memory (MB) | "
             "peak DuckDB spill (MB) | peak Spark local dir (MB) | Parquet handed over (MB) |"
-            + (" peak warehouse file (MB) |" if file else ""),
+            + (" peak warehouse files (MB) |" if file else ""),
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if file else ""),
         ]
         for engine, r in stage_result["engines"].items():
