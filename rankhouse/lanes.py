@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -193,7 +194,7 @@ def score_passages(
     else:
         name, implementation = scorer.name, scorer
     fingerprint = implementation.fingerprint if implementation is not None else None
-    registered = False
+    registered = ExitStack()  # rh_computed, once there is one
     try:
         wh.sql(REQUESTS, [corpus])
         wh.sql(HITS, [name, fingerprint])
@@ -218,8 +219,7 @@ def score_passages(
             "chunk": pa.array([m[3] for m in misses], pa.int32()), "score": pa.array(scored.scores, pa.float64()),
             "unit_sha256": [m[6] for m in misses], "chunk_sha256": [m[7] for m in misses],
         })  # fmt: skip
-        wh.con.register("rh_computed", computed)
-        registered = True
+        registered.enter_context(wh.registered("rh_computed", computed))
         scored_at = datetime.now()
         with wh.transaction():
             wh.sql(
@@ -266,8 +266,7 @@ def score_passages(
     finally:
         for temp in ("rh_passage_requests", "rh_passage_hits", "rh_passage_used"):
             wh.sql(f"DROP TABLE IF EXISTS {temp}")
-        if registered:
-            wh.con.unregister("rh_computed")
+        registered.close()
     return receipt
 
 

@@ -39,14 +39,11 @@ def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray,
     source = "generated: " + json.dumps(spec, sort_keys=True)
     if loaded_sha(wh, "meta.sources", table, plan) == digest:
         return LoadResult(table, plan, source, digest, 0, "unchanged")
-    wh.con.register("rh_plan", columns)
-    try:
+    with wh.registered("rh_plan", columns):
         with wh.transaction():
             wh.sql(f"DELETE FROM {table} WHERE plan = ?", [plan])
             wh.sql(f"INSERT INTO {table} SELECT ?, {', '.join(columns.column_names)} FROM rh_plan", [plan])
             record_source(wh, "meta.sources", table, plan, source, digest, values.size, loader)
-    finally:
-        wh.con.unregister("rh_plan")
     return LoadResult(table, plan, source, digest, values.size, "loaded")
 
 
@@ -110,14 +107,11 @@ def store_panel(wh: Warehouse, panel: str, corpus: str, size: int, seed: int) ->
     source = "generated: " + json.dumps(spec, sort_keys=True)
     if loaded_sha(wh, "meta.sources", "raw.null_panels", panel) == digest:
         return LoadResult("raw.null_panels", panel, source, digest, 0, "unchanged")
-    wh.con.register("rh_panel", pa.table({"position": np.arange(size, dtype=np.int32), "doc_row": rows}))
-    try:
+    with wh.registered("rh_panel", pa.table({"position": np.arange(size, dtype=np.int32), "doc_row": rows})):
         with wh.transaction():
             wh.sql("DELETE FROM raw.null_panels WHERE panel = ?", [panel])
             wh.sql("INSERT INTO raw.null_panels SELECT ?, ?, position, doc_row, ? FROM rh_panel", [panel, corpus, seed])
             record_source(wh, "meta.sources", "raw.null_panels", panel, source, digest, size, "resample.null_panel")
-    finally:
-        wh.con.unregister("rh_panel")
     return LoadResult("raw.null_panels", panel, source, digest, size, "loaded")
 
 

@@ -37,16 +37,13 @@ def encode_into_cache(
     """Encode `texts` (whose SHA-256 are `shas`) and add them to raw.vector_cache under the encoder's
     fingerprint, in one transaction; return the vectors, one row per text."""
     fresh = encoder.encode(texts, progress=progress)
-    wh.con.register("rh_fresh", pa.table({"sha": shas, "vector": _vector_array(fresh)}))
-    try:
+    with wh.registered("rh_fresh", pa.table({"sha": shas, "vector": _vector_array(fresh)})):
         with wh.transaction():
             wh.sql(
                 "INSERT OR IGNORE INTO raw.vector_cache "
                 f"SELECT sha, ?, CAST(vector AS FLOAT[{encoder.dim}]) FROM rh_fresh",
                 [encoder.fingerprint],
             )
-    finally:
-        wh.con.unregister("rh_fresh")
     return fresh
 
 
@@ -59,8 +56,7 @@ def cached_vectors(
     """Vectors of `texts` (float32, rows in order) through raw.vector_cache, encoding only the misses;
     and how many distinct texts were encoded. `progress` is told once at the end when nothing was."""
     shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-    wh.con.register("rh_wanted", pa.table({"sha": sorted(set(shas))}))
-    try:
+    with wh.registered("rh_wanted", pa.table({"sha": sorted(set(shas))})):
         cached = dict(
             wh.sql(
                 "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c JOIN rh_wanted AS w "
@@ -68,8 +64,6 @@ def cached_vectors(
                 [encoder.fingerprint],
             )
         )
-    finally:
-        wh.con.unregister("rh_wanted")
     by_sha = dict(zip(shas, texts, strict=True))
     missing = [sha for sha in dict.fromkeys(shas) if sha not in cached]
     if missing:

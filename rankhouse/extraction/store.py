@@ -235,11 +235,8 @@ def record_batch(wh: Warehouse, job: Job, rows: pa.Table, flags: pa.Table | None
     targets = [(TABLES[job.kind][0], rows)] + ([(TABLES[job.kind][1], flags)] if flags is not None else [])
     with wh.transaction():
         for table, data in targets:
-            wh.con.register("rh_batch", data)
-            try:
+            with wh.registered("rh_batch", data):
                 wh.sql(f"INSERT INTO {table} SELECT * FROM rh_batch")
-            finally:
-                wh.con.unregister("rh_batch")
         _insert_call(wh, job, call)
 
 

@@ -341,12 +341,9 @@ def _replace_qrels(wh: Warehouse, path: str | Path, name: str, sha: str, rows: l
     """Put `rows` in place of the labels file's qrels, in one transaction (the labels file is attached)."""
     columns = ["line", "qid", "docno", "rel"]
     table = pa.table({column: [r[i] for r in rows] for i, column in enumerate(columns)})
-    wh.con.register("rh_rows", table.append_column("iter", pa.array(["0"] * len(rows))))
-    try:
+    with wh.registered("rh_rows", table.append_column("iter", pa.array(["0"] * len(rows)))):
         with wh.transaction():
             wh.sql("DELETE FROM labels.qrels")
             wh.sql("DELETE FROM labels.meta.sources WHERE table_name = 'qrels'")
             wh.sql("INSERT INTO labels.qrels SELECT qid, iter, docno, rel, line FROM rh_rows")
             record_source(wh, "labels.meta.sources", "qrels", name, path, sha, len(rows), "beir.qrels")
-    finally:
-        wh.con.unregister("rh_rows")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -478,9 +479,9 @@ def _replace(wh: Warehouse, bundle: str, path: str | Path, sha: str, rows: int, 
              tables: dict[str, pa.Table], meta: str = "meta.sources") -> None:  # fmt: skip
     """One transaction: the bundle's rows of every table in `tables` replaced, dependents cleared, source recorded."""
     names = {table: f"rh_evidence_{i}" for i, table in enumerate(tables)}
-    for table, arrow in tables.items():
-        wh.con.register(names[table], arrow)
-    try:
+    with ExitStack() as registered:
+        for table, arrow in tables.items():
+            registered.enter_context(wh.registered(names[table], arrow))
         with wh.transaction():
             for table in tables:
                 wh.sql(f"DELETE FROM {table} WHERE bundle = ?", [bundle])
@@ -489,9 +490,6 @@ def _replace(wh: Warehouse, bundle: str, path: str | Path, sha: str, rows: int, 
                 wh.sql(f"DELETE FROM {dependent} WHERE bundle = ?", [bundle])
                 wh.sql(f"DELETE FROM {meta} WHERE table_name = ? AND name = ?", [dependent, bundle])
             record_source(wh, meta, key, bundle, path, sha, rows, loader)
-    finally:
-        for name in names.values():
-            wh.con.unregister(name)
 
 
 def _columns(bundle: str, rows: list, **columns: Callable) -> pa.Table:

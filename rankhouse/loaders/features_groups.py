@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from contextlib import ExitStack
 from pathlib import Path
 
 import pyarrow as pa
@@ -254,14 +255,11 @@ def _arrow(corpus: str, rows: list[tuple], columns: tuple[str, ...]) -> pa.Table
 def _replace(wh: Warehouse, corpus: str, path: str | Path, sha: str, tables: dict[str, pa.Table], loader: str) -> None:
     """One transaction: the corpus's rows of every table replaced by `tables`, each source recorded."""
     names = {table: f"rh_features_{i}" for i, table in enumerate(tables)}
-    for table, arrow in tables.items():
-        wh.con.register(names[table], arrow)
-    try:
+    with ExitStack() as registered:
+        for table, arrow in tables.items():
+            registered.enter_context(wh.registered(names[table], arrow))
         with wh.transaction():
             for table, arrow in tables.items():
                 wh.sql(f"DELETE FROM {table} WHERE corpus = ?", [corpus])
                 wh.sql(f"INSERT INTO {table} BY NAME SELECT * FROM {names[table]}")
                 record_source(wh, "meta.sources", table, corpus, path, sha, arrow.num_rows, loader)
-    finally:
-        for name in names.values():
-            wh.con.unregister(name)

@@ -223,8 +223,7 @@ def load_narratives(wh: Warehouse, path: str | Path, name: str | None = None) ->
         )  # fmt: skip
     rows = unit_rows(corpus, read_narratives(path, data))
     columns = ["corpus", "topic", "topic_row", "unit", "unit_row", "text", "qid"]
-    wh.con.register("rh_units", pa.table({c: [r[i] for r in rows] for i, c in enumerate(columns)}))
-    try:
+    with wh.registered("rh_units", pa.table({c: [r[i] for r in rows] for i, c in enumerate(columns)})):
         with wh.transaction():
             wh.sql("DELETE FROM raw.lane_units WHERE corpus = ?", [corpus])
             wh.sql("DELETE FROM raw.queries WHERE corpus = ?", [corpus])
@@ -235,8 +234,6 @@ def load_narratives(wh: Warehouse, path: str | Path, name: str | None = None) ->
             )
             record_source(wh, "meta.sources", "raw.lane_units", corpus, path, sha, len(rows), "lanes.narratives")
             record_source(wh, "meta.sources", "raw.queries", corpus, path, sha, len(rows), "lanes.narratives")
-    finally:
-        wh.con.unregister("rh_units")
     return LoadResult("raw.lane_units", corpus, str(path), sha, len(rows), "replaced" if previous else "loaded")
 
 
@@ -255,16 +252,13 @@ def load_topic_classes(wh: Warehouse, path: str | Path, name: str | None = None)
         previous = loaded_sha(wh, "labels.meta.sources", "topic_classes", corpus)
         if previous == sha:
             return LoadResult("topic_classes", corpus, str(path), sha, 0, "unchanged")
-        wh.con.register("rh_classes", pa.table({"corpus": [r[0] for r in rows], "topic": [r[1] for r in rows],
-                                                "class": [r[2] for r in rows]}))  # fmt: skip
-        try:
-            with wh.transaction():
-                wh.sql("DELETE FROM labels.topic_classes WHERE corpus = ?", [corpus])
-                wh.sql("INSERT INTO labels.topic_classes SELECT corpus, topic, class FROM rh_classes")
-                record_source(wh, "labels.meta.sources", "topic_classes", corpus, path, sha, len(rows),
-                              "lanes.topic_classes")  # fmt: skip
-        finally:
-            wh.con.unregister("rh_classes")
+        classes = pa.table({"corpus": [r[0] for r in rows], "topic": [r[1] for r in rows],
+                            "class": [r[2] for r in rows]})  # fmt: skip
+        with wh.registered("rh_classes", classes), wh.transaction():
+            wh.sql("DELETE FROM labels.topic_classes WHERE corpus = ?", [corpus])
+            wh.sql("INSERT INTO labels.topic_classes SELECT corpus, topic, class FROM rh_classes")
+            record_source(wh, "labels.meta.sources", "topic_classes", corpus, path, sha, len(rows),
+                          "lanes.topic_classes")  # fmt: skip
     return LoadResult("topic_classes", corpus, str(path), sha, len(rows), "replaced" if previous else "loaded")
 
 

@@ -343,8 +343,7 @@ def stage_fields(
         content, parts = "trim(line, ' ' || chr(9) || chr(13))", "string_split_regex(line, '[ \\t\\r]+')"
     kept = "true" if every_line else "line <> '' AND NOT starts_with(line, '#')"
     picks = ", ".join(f"parts[{i}] AS f{i}" for i in range(1, fields + 1))
-    wh.con.register("rh_lines", line_table(data))
-    try:
+    with wh.registered("rh_lines", line_table(data)):
         wh.sql(
             f"""
             CREATE OR REPLACE TEMP TABLE {table} AS
@@ -358,8 +357,6 @@ def stage_fields(
             FROM split
             """
         )
-    finally:
-        wh.con.unregister("rh_lines")
     return wh.sql(f"SELECT count(*) FROM {table}")[0][0]
 
 

@@ -204,11 +204,8 @@ def replace_named_rows(
 ) -> None:  # fmt: skip
     """One transaction: `table`'s rows whose `key_column` is `name` replaced by `rows` (its columns in
     the table's order), and the source recorded in `meta` under `source_table`."""
-    wh.con.register("rh_replacement", rows)
-    try:
+    with wh.registered("rh_replacement", rows):
         with wh.transaction():
             wh.sql(f"DELETE FROM {table} WHERE {key_column} = ?", [name])
             wh.sql(f"INSERT INTO {table} SELECT * FROM rh_replacement")
             record_source(wh, meta, source_table, name, path, sha, rows.num_rows, loader)
-    finally:
-        wh.con.unregister("rh_replacement")

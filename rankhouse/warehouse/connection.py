@@ -397,11 +397,8 @@ class Warehouse:
             self.con.execute(f"USE {self.catalog}")
             for schema, table in tables:
                 rows = side.sql(f'SELECT * FROM labels."{schema}"."{table}"').to_arrow_table()
-                self.con.register("rh_gate_rows", rows)
-                try:
+                with self.registered("rh_gate_rows", rows):
                     self.con.execute(f'CREATE OR REPLACE TABLE gate."{schema}"."{table}" AS FROM rh_gate_rows')
-                finally:
-                    self.con.unregister("rh_gate_rows")
         except BaseException:
             self.con.execute(f"USE {self.catalog}")
             self.close_gate()

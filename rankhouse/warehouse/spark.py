@@ -394,11 +394,8 @@ def _in_duckdb_types(wh: Warehouse, model: Model, found) -> tuple[list[str], lis
         column_casts([name], [(name, types[name.lower()])]) if name.lower() in types else quoted(name)
         for name in found.schema.names
     )
-    wh.con.register("rh_spark_audit", found)
-    try:
+    with wh.registered("rh_spark_audit", found):
         return wh.columns(f"SELECT {select} FROM rh_spark_audit")
-    finally:
-        wh.con.unregister("rh_spark_audit")
 
 
 def _first_line(exc: BaseException) -> str:
