@@ -342,11 +342,11 @@ class Encoder:
         max_length: int = MAX_LENGTH,
         model_dir: Path | None = None,
     ) -> None:
-        """Check the model files' SHA-256, load (or build and cache) the ONNX graph, open a session.
+        """Check the model files' SHA-256 and read the tokenizer; the ONNX graph is loaded (or built and
+        cached) and its session opened at the first `encode` (a study whose vectors are all cached opens none).
 
         Example: `Encoder(batch_size=32)`; `model_dir` points at another copy of the package's `model/`.
         """
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if batch_size < 1:
@@ -370,16 +370,23 @@ class Encoder:
         self.tokenizer.no_padding()
         pad_id = self.tokenizer.token_to_id("[PAD]")
         self.pad_id = 0 if pad_id is None else pad_id
+        self._weights_path = weights_path
+        self._session: onnxruntime.InferenceSession | None = None
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        onnx_bytes = _cached_onnx(weights_path, self.weights_sha256, self.cache_dir)
-        self.session: onnxruntime.InferenceSession = ort.InferenceSession(
-            onnx_bytes, sess_options=options, providers=["CPUExecutionProvider"]
-        )
+    @property
+    def session(self) -> onnxruntime.InferenceSession:
+        """The ONNX Runtime session (CPU, 2 threads at most), opened on first use."""
+        if self._session is None:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            onnx_bytes = _cached_onnx(self._weights_path, self.weights_sha256, self.cache_dir)
+            self._session = ort.InferenceSession(onnx_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+        return self._session
 
     @property
     def fingerprint(self) -> str:

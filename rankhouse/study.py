@@ -648,7 +648,9 @@ class Study:
         return Evaluation(freeze, runs, new)
 
     def _keep_results(self, freeze: Freeze) -> bool:
-        """Copy evaluate outputs to results.<model> under the freeze id; re-evaluation must agree."""
+        """Copy evaluate outputs to results.<model> under the freeze id; re-evaluation must agree (the
+        same row digest, or else the same canonical export: row digests that differ may still be equal
+        results, e.g. 0.0 and -0.0)."""
         tables = [
             self.project.models[m] for m in self.evaluate_models if self.project.models[m].materialized == "table"
         ]
@@ -659,6 +661,8 @@ class Study:
         ]  # fmt: skip
         for model in stored:
             kept = f"(SELECT * EXCLUDE (freeze_id) FROM results.{model.name} WHERE freeze_id = '{freeze.freeze_id}')"
+            if row_digest(self.wh, kept) == row_digest(self.wh, model.table):
+                continue
             if table_digest(self.wh, kept, model.grain)[0] != table_digest(self.wh, model.table, model.grain)[0]:
                 raise RankhouseError(
                     f"freeze {freeze.freeze_id} already has results in results.{model.name} and this evaluation "

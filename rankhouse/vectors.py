@@ -88,24 +88,25 @@ def encode_corpus(
     if not rows:
         raise RankhouseError(f"no {kind} of corpus {corpus!r} to encode; load them first")
     fingerprint = encoder.fingerprint
-    cached = dict(
-        wh.sql(
-            "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c "
+    cached = {
+        sha
+        for (sha,) in wh.sql(
+            "SELECT c.text_sha256 FROM raw.vector_cache AS c "
             f"JOIN {source} AS s ON sha256(s.text) = c.text_sha256 WHERE s.corpus = ? AND c.model_fingerprint = ?",
             [corpus, fingerprint],
         )
-    )
+    }
     missing = list(dict.fromkeys(sha for _, _, sha in rows if sha not in cached))
     texts = {sha: text for _, text, sha in rows}
     if missing:
         encode_into_cache(wh, encoder, missing, [texts[sha] for sha in missing], progress)
     digest = hashlib.sha256(fingerprint.encode())
-    ordered = wh.sql(
-        f"SELECT s.{key}, c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
+    ordered = wh.con.execute(
+        f"SELECT c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
         "ON c.text_sha256 = sha256(s.text) AND c.model_fingerprint = ? WHERE s.corpus = ? ORDER BY s.row_index",
         [fingerprint, corpus],
-    )
-    matrix = np.asarray([vector for _, vector in ordered], dtype=np.float32)
+    ).to_arrow_table()
+    matrix = _matrix(ordered.column("vector"), encoder.dim)
     digest.update(matrix.tobytes())
     sha = digest.hexdigest()
     name = f"{corpus}/{kind}"
@@ -124,9 +125,19 @@ def encode_corpus(
             [fingerprint, corpus],
         )
         record_source(wh, "meta.sources", target, name, f"encoder {encoder.model_name} {fingerprint}", sha,
-                      len(ordered), "encode.minilm")  # fmt: skip
+                      len(matrix), "encode.minilm")  # fmt: skip
     return LoadResult(target, name, f"{len(missing)} texts encoded, {len(rows) - len(missing)} from the cache", sha,
-                      len(ordered), "loaded")  # fmt: skip
+                      len(matrix), "loaded")  # fmt: skip
+
+
+def _matrix(vectors: pa.ChunkedArray, dim: int) -> np.ndarray:
+    """[rows, dim] float32 of an Arrow column of FLOAT[dim] vectors, without a Python float per value.
+
+    >>> _matrix(pa.chunked_array([pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2))]), 2).tolist()
+    [[1.0, 2.0]]
+    """
+    values = vectors.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return np.ascontiguousarray(values, dtype=np.float32).reshape(len(vectors), dim)
 
 
 def generate_vectors(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
