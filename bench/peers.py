@@ -100,8 +100,9 @@ def folder_mb(pattern: str | Path) -> float:
         if os.path.isfile(folder):
             try:
                 total += os.lstat(folder).st_size
-            except OSError:
+            except OSError:  # deleted meanwhile
                 pass
+            continue
         for root, _, files in os.walk(folder):
             for name in files:
                 try:

@@ -476,7 +476,7 @@ def section(results: dict) -> str:
             f"**{size}** ({stage_result['lines']:,} run lines, {stage_result['run_mb']:,.0f} MB; seed "
             f"{stage_result['seed']}; Spark {MASTER}, driver memory {stage_result['spark_memory']}"
             + (f"; DuckDB memory_limit {limit} in both processes" if limit else "; DuckDB's default memory_limit")
-            + ("; warehouse in a file" if stage_result.get("warehouse") == "file" else "; warehouse in memory")
+            + ("; warehouse in a file" if file else "; warehouse in memory")
             + (
                 f"; measured {stage_result['measured']['date']} at {stage_result['measured']['commit']}"
                 if "measured" in stage_result

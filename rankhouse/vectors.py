@@ -101,12 +101,12 @@ def encode_corpus(
     if missing:
         encode_into_cache(wh, encoder, missing, [texts[sha] for sha in missing], progress)
     digest = hashlib.sha256(fingerprint.encode())
-    ordered = wh.con.execute(
+    ordered = wh.con.sql(
         f"SELECT c.vector FROM {source} AS s JOIN raw.vector_cache AS c "
         "ON c.text_sha256 = sha256(s.text) AND c.model_fingerprint = ? WHERE s.corpus = ? ORDER BY s.row_index",
-        [fingerprint, corpus],
+        params=[fingerprint, corpus],
     ).to_arrow_table()
-    matrix = _matrix(ordered.column("vector"), encoder.dim)
+    matrix = vector_matrix(ordered.column("vector"))
     digest.update(matrix.tobytes())
     sha = digest.hexdigest()
     name = f"{corpus}/{kind}"
@@ -130,14 +130,15 @@ def encode_corpus(
                       len(matrix), "loaded")  # fmt: skip
 
 
-def _matrix(vectors: pa.ChunkedArray, dim: int) -> np.ndarray:
-    """[rows, dim] float32 of an Arrow column of FLOAT[dim] vectors, without a Python float per value.
+def vector_matrix(vectors: pa.ChunkedArray) -> np.ndarray:
+    """[rows, dim] float32 of an Arrow column of FLOAT[dim] vectors (as DuckDB hands them), without a
+    Python float per value.
 
-    >>> _matrix(pa.chunked_array([pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2))]), 2).tolist()
+    >>> vector_matrix(pa.chunked_array([pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2))])).tolist()
     [[1.0, 2.0]]
     """
     values = vectors.combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return np.ascontiguousarray(values, dtype=np.float32).reshape(len(vectors), dim)
+    return np.ascontiguousarray(values, dtype=np.float32).reshape(len(vectors), -1)
 
 
 def generate_vectors(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context

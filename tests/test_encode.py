@@ -50,7 +50,9 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def encoder(cache_dir: Path) -> Encoder:
-    return Encoder(cache_dir=cache_dir)
+    built = Encoder(cache_dir=cache_dir)
+    assert built.session is not None  # opened at first use: the graph is built and cached in cache_dir now
+    return built
 
 
 def cached_graph(cache_dir: Path) -> Path:

@@ -42,7 +42,7 @@ from rankhouse.extraction.store import (
     record_batch,
     thousandths,
 )
-from rankhouse.vectors import KINDS, cached_vectors, encode_corpus
+from rankhouse.vectors import KINDS, cached_vectors, encode_corpus, vector_matrix
 from rankhouse.warehouse import Warehouse
 
 LOW_QUANTILE, HIGH_QUANTILE = 0.5, 0.99
@@ -104,9 +104,7 @@ def _matrix(wh: Warehouse, corpus: str, split: str) -> tuple[np.ndarray, np.ndar
         f"s.{key} WHERE s.corpus = ? ORDER BY s.row_index",
         params=[corpus],
     ).to_arrow_table()
-    rows = table.column("row_index").to_numpy()
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return rows, flat.reshape(len(rows), -1).astype(np.float64)
+    return table.column("row_index").to_numpy(), vector_matrix(table.column("vector")).astype(np.float64)
 
 
 class StandIn:
