@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rankhouse.errors import RankhouseError
+from rankhouse.paths import default_cache_dir
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -108,16 +109,6 @@ def _check_sha256(path: Path, kind: str, actual: str) -> None:
             f"{path}: SHA-256 mismatch: expected {expected}, found {actual}; the file is damaged or not the "
             f"{MODEL_NAME} file rankhouse was written for; reinstall with {INSTALL_HINT}"
         )
-
-
-def default_cache_dir() -> Path:
-    """Where built ONNX graphs are cached: $XDG_CACHE_HOME/rankhouse, else ~/.cache/rankhouse.
-
-    Example: `default_cache_dir()` -> PosixPath('/home/me/.cache/rankhouse').
-    """
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "rankhouse"
 
 
 # ---------------------------------------------------------------------------------------------------------

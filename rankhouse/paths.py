@@ -9,6 +9,7 @@ where they exist. `studies/` and `data/` are in a checkout only: `ROOT` is the c
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -34,3 +35,14 @@ def in_checkout() -> bool:
 def read_sql(name: str) -> str:
     """The text of `sql/<name>`."""
     return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+def default_cache_dir() -> Path:
+    """Where rankhouse caches what it can rebuild (built ONNX graphs, compiled model templates):
+    $XDG_CACHE_HOME/rankhouse, else ~/.cache/rankhouse.
+
+    Example: `default_cache_dir()` -> PosixPath('/home/me/.cache/rankhouse').
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root / "rankhouse"

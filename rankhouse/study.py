@@ -46,9 +46,11 @@ from rankhouse.errors import RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import sha256_bytes, sha256_file
+from rankhouse.paths import MODELS_DIR
 from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.catalog import load_models
+from rankhouse.warehouse.dag import Project, selection_items
 from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
@@ -188,6 +190,21 @@ class Evaluation:
     new_results: bool
 
 
+def study_models(protocol: Protocol) -> list[str] | None:
+    """The models a study's project must hold: those its stages name and every companion view (header
+    `companion: true`), with what they read (Project.load's closure), so that a study command renders and
+    parses only those; None (the whole project) where a stage selects by descendants, stage or group.
+
+    >>> study_models(Protocol.load(Path("studies/banking77.toml")))[:2]  # doctest: +SKIP
+    ['retrieval_runs', 'query_duplicate_counts']
+    """
+    items = selection_items(protocol.prepare or "") + selection_items(protocol.evaluate or "")
+    if not protocol.prepare or not protocol.evaluate or any(i.endswith("+") or ":" in i for i in items):
+        return None
+    companions = [name for name, model in load_models(MODELS_DIR).items() if model.companion]
+    return list(dict.fromkeys([i.strip("+") for i in items] + companions))
+
+
 class Study:
     """One protocol on one warehouse: its stages, its freezes and its gate."""
 
@@ -209,7 +226,7 @@ class Study:
         # Models are rendered with the protocol's parameters and `study`, its name (the study column of
         # the shared rankings, judgments and measures), where a model declares it.
         self.parameters = {"study": protocol.name, **protocol.parameters}
-        self.project = project or Project.load(params=self.parameters)
+        self.project = project or Project.load(params=self.parameters, closure=study_models(protocol))
         if not any("study" in m.parameters for m in self.project.models.values()):
             self.parameters.pop("study")
         self.progress = progress or SILENT  # notes, model lines, loads and bars (rankhouse/progress.py)
@@ -321,40 +338,56 @@ class Study:
             self.wh.sql("DELETE FROM meta.sources WHERE table_name = ? AND name = ?", [result.table, result.name])
 
     # -- loaded rows, by content ------------------------------------------------------------------
-    def _content_sha256(self, item: Input, name: str) -> str:
-        """SHA-256 over the canonical exports of the rows a load of `item` under `name` wrote (labels
-        through the gate, which must be open)."""
+    def _loaded_rows(self, item: Input, name: str) -> list[str]:
+        """A query per table of the rows a load of `item` under `name` wrote (labels through the gate,
+        which must be open)."""
         loader = LOADERS[item.loader]
         schema = "gate." if loader.labels else ""
-        parts = []
-        for table, column in loader.writes:
-            where = f" WHERE {column} = {literal(name)}" if column else ""
-            parts.append(table_digest(self.wh, f"(SELECT * FROM {schema}{table}{where})")[0])
+        return [
+            f"(SELECT * FROM {schema}{table}{f' WHERE {column} = {literal(name)}' if column else ''})"
+            for table, column in loader.writes
+        ]
+
+    def _content_sha256(self, item: Input, name: str) -> str:
+        """SHA-256 over the canonical exports of the rows a load of `item` under `name` wrote."""
+        parts = [table_digest(self.wh, rows)[0] for rows in self._loaded_rows(item, name)]
         return sha256_bytes("\n".join(parts).encode())
+
+    def _row_digest(self, item: Input, name: str) -> str:
+        """SHA-256 over the row digests (one scan each, rankhouse/warehouse/freeze.py) of the same rows."""
+        parts = [row_digest(self.wh, rows) for rows in self._loaded_rows(item, name)]
+        return sha256_bytes(f"duckdb {duckdb.__version__}\n{chr(10).join(parts)}".encode())
 
     def _content_key(self, item: Input, table: str) -> str:
         return f"labels.{table}" if item.is_label else table
 
     def _recorded_content(self, item: Input, table: str, name: str) -> str | None:
+        return self._recorded(item, table, name)[0]
+
+    def _recorded(self, item: Input, table: str, name: str) -> tuple[str | None, str | None]:
+        """The (content SHA-256, row digest) recorded for a load; (None, None) if none is."""
         rows = self.wh.sql(
-            "SELECT content_sha256 FROM meta.source_contents WHERE table_name = ? AND name = ? AND sha256 = ?",
+            "SELECT content_sha256, row_digest FROM meta.source_contents "
+            "WHERE table_name = ? AND name = ? AND sha256 = ?",
             [self._content_key(item, table), name, item.sha256],
         )
-        return rows[0][0] if rows else None
+        return rows[0] if rows else (None, None)
 
     def _record_contents(self, loaded: list[tuple[Input, LoadResult]]) -> None:
         """Record the content digest of every load that has none yet."""
         for item, result in loaded:
             if self._recorded_content(item, result.table, result.name) is None:
                 self.wh.sql(
-                    "INSERT INTO meta.source_contents VALUES (?, ?, ?, ?, current_localtimestamp())",
+                    "INSERT INTO meta.source_contents (table_name, name, sha256, content_sha256, recorded_at, "
+                    "row_digest) VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
                     [self._content_key(item, result.table), result.name, item.sha256,
-                     self._content_sha256(item, result.name)],
+                     self._content_sha256(item, result.name), self._row_digest(item, result.name)],
                 )  # fmt: skip
 
-    def content_problems(self, labels: bool = False) -> list[str]:
+    def content_problems(self, labels: bool = False, full: bool = False) -> list[str]:
         """Loads of the study's inputs whose rows are no longer what the file produced (edited in the
-        warehouse or the labels file after loading); labels need the gate open."""
+        warehouse or the labels file after loading); labels need the gate open. Rows whose row digest
+        is the recorded one are not exported again (unless `full`), as a freeze's tables are not."""
         problems = []
         meta = "gate.meta.sources" if labels else "meta.sources"
         for item in (i for i in self.protocol.inputs if i.is_label == labels):
@@ -363,8 +396,20 @@ class Study:
                 [item.sha256, item.loader],
             )
             for table, name in loads:
-                recorded = self._recorded_content(item, table, name)
-                if recorded is not None and recorded != self._content_sha256(item, name):
+                recorded, quick = self._recorded(item, table, name)
+                if recorded is None:
+                    continue
+                now = self._row_digest(item, name)
+                if quick == now and not full:
+                    continue
+                if recorded == self._content_sha256(item, name):
+                    if quick != now and self.wh.writable:  # recorded before row digests, or by another DuckDB
+                        self.wh.sql(
+                            "UPDATE meta.source_contents SET row_digest = ? WHERE table_name = ? AND name = ? "
+                            "AND sha256 = ?",
+                            [now, self._content_key(item, table), name, item.sha256],
+                        )
+                else:
                     where = f"the labels file {self.wh.labels_path}" if labels else "the warehouse"
                     stage = "evaluate" if labels else "prepare"
                     problems.append(
@@ -579,7 +624,7 @@ class Study:
         problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call: "
                      f"DROP {'TYPE' if kind == 'type' else 'MACRO'} {name}"
                      for kind, name in user_functions(self.wh)]  # fmt: skip
-        problems += self.content_problems()
+        problems += self.content_problems(full=full)
         digests = {}
         hashed = self._hash_inputs(self.protocol.inputs)
         for item in self.protocol.inputs:
@@ -629,7 +674,7 @@ class Study:
         self.wh.close_gate()
         loaded = self._load(labels)
         self.wh.open_gate(verified_freeze=freeze.freeze_id)
-        problems = self.content_problems(labels=True)
+        problems = self.content_problems(labels=True, full=full)
         if problems:
             self.wh.close_gate()
             raise RankhouseError(

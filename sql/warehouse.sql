@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS meta.sources (
 
 -- What a study loaded: per input file (its SHA-256) and the name it was loaded under, the SHA-256 of
 -- the rows it produced (the canonical export of each table the loader writes, rankhouse/study.py), so
--- that rows edited after loading are told from the file's. Labels tables are named `labels.<table>`:
+-- that rows edited after loading are told from the file's: by the row digest first, by the content where
+-- that differs (or is not recorded). Labels tables are named `labels.<table>`:
 -- their digests live here, beside the main file's, not in the labels file they check.
 CREATE TABLE IF NOT EXISTS meta.source_contents (
     table_name      VARCHAR   NOT NULL,  -- as in meta.sources (labels tables prefixed `labels.`)
@@ -33,8 +34,11 @@ CREATE TABLE IF NOT EXISTS meta.source_contents (
     sha256          VARCHAR   NOT NULL,  -- of the file
     content_sha256  VARCHAR   NOT NULL,
     recorded_at     TIMESTAMP NOT NULL,
+    row_digest      VARCHAR,             -- the same rows' row digest (freeze.py), taken with content_sha256
     PRIMARY KEY (table_name, name, sha256)
 );
+-- a warehouse made before row digests were recorded: its loads have none, and are checked by content
+ALTER TABLE meta.source_contents ADD COLUMN IF NOT EXISTS row_digest VARCHAR;
 
 -- Every model run, skipped and failed ones included.
 CREATE TABLE IF NOT EXISTS meta.model_runs (

@@ -12,11 +12,12 @@ import pytest
 from conftest import TREC
 from sqlglot import exp
 
+import rankhouse.warehouse.render as render_module
 from rankhouse.errors import ModelError
 from rankhouse.paths import MODELS_DIR
 from rankhouse.warehouse.catalog import parse_model
 from rankhouse.warehouse.dag import Project, table_references
-from rankhouse.warehouse.render import parse, render
+from rankhouse.warehouse.render import TemplateCache, parse, render
 
 QRELS = TREC / "qrels.test"
 GENERATORS = {"generate_series", "range", "unnest"}  # the table functions a model may call: they read nothing
@@ -284,3 +285,33 @@ def test_a_raw_parameter_renders_as_it_is_but_only_as_a_name(tmp_path):
 def test_a_raw_declaration_names_a_string_parameter(tmp_path, raw, message):
     peek(tmp_path, "SELECT run_id FROM raw.runs WHERE {{ k }} > 0", parameters="k = 1", raw=raw)
     refused(tmp_path, message)
+
+
+def test_compiled_templates_kept_between_processes_render_the_same_sql(tmp_path, monkeypatch):
+    models = Project.load().models
+    expected = {name: render(model) for name, model in models.items()}
+    folder = tmp_path / "templates"
+    monkeypatch.setattr(render_module.ENV, "bytecode_cache", TemplateCache(folder))
+    for attempt in ("compiled and kept", "read back", "damaged entries compiled again"):
+        render_module.compiled.cache_clear()  # as a new process would
+        assert {name: render(model) for name, model in models.items()} == expected, attempt
+        kept = sorted(folder.glob("*.jinja"))
+        assert len(kept) == len({model.template for model in models.values()})
+        for path in kept:
+            path.write_bytes(path.read_bytes()[:20])
+    render_module.compiled.cache_clear()
+    # a folder that cannot be written (here: a file in its place) only loses the cache
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")
+    monkeypatch.setattr(render_module.ENV, "bytecode_cache", TemplateCache(blocked / "templates"))
+    assert render(models["run_measures"]) == expected["run_measures"]
+    render_module.compiled.cache_clear()
+
+
+def test_a_kept_template_still_renders_in_the_sandbox(tmp_path, monkeypatch):
+    monkeypatch.setattr(render_module.ENV, "bytecode_cache", TemplateCache(tmp_path / "templates"))
+    for _ in range(2):  # compiled, then read back from the cache
+        render_module.compiled.cache_clear()
+        peek(tmp_path, "SELECT run_id FROM raw.runs WHERE run_id <> {{ ''.__class__.__mro__ | length }}")
+        refused(tmp_path, "is refused by the sandbox")
+    render_module.compiled.cache_clear()

@@ -16,8 +16,8 @@ import pytest
 from conftest import TREC
 
 from rankhouse.errors import ModelError, RankhouseError
-from rankhouse.paths import MODELS_DIR
-from rankhouse.study import Protocol, Study
+from rankhouse.paths import MODELS_DIR, STUDIES_DIR
+from rankhouse.study import Protocol, Study, study_models
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
@@ -567,3 +567,50 @@ def test_a_canonical_digest_is_the_sha256_the_export_rule_describes(rows):
         columns = "i, 'x' || chr(9) || i AS s, NULL::DOUBLE AS d, -i AS g"
         wh.sql(f"CREATE TABLE t AS SELECT {columns} FROM range({rows}) _(i)")
         assert table_digest(wh, "t", ("g",)) == (expected.hexdigest(), rows)
+
+
+def test_loaded_rows_are_exported_again_only_where_their_row_digest_changed(env, monkeypatch):
+    root, protocol = env
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.prepare()
+        recorded = wh.sql("SELECT name, row_digest FROM meta.source_contents ORDER BY ALL")
+    assert [name for name, _ in recorded] == ["results.test", "results.trunc"]
+    assert all(len(digest) == 64 for _, digest in recorded)
+    exported = []
+    original = Study._content_sha256
+    monkeypatch.setattr(Study, "_content_sha256", lambda self, item, name: exported.append(name) or original(
+        self, item, name))  # fmt: skip
+    wh, study = open_study(root, protocol)
+    with wh:
+        assert study.content_problems() == [] and exported == []
+        assert study.content_problems(full=True) == [] and exported == ["results.test", "results.trunc"]
+    # a warehouse made before row digests: its loads are checked by content once, then by row digest
+    with Warehouse(root / "w.duckdb") as wh:
+        wh.sql("ALTER TABLE meta.source_contents DROP COLUMN row_digest")
+    exported.clear()
+    wh, study = open_study(root, protocol)
+    with wh:
+        assert study.content_problems() == [] and exported == ["results.test", "results.trunc"]
+        assert wh.sql("SELECT name, row_digest FROM meta.source_contents ORDER BY ALL") == recorded
+        exported.clear()
+        assert study.content_problems() == [] and exported == []
+        wh.sql("UPDATE raw.runs SET score = -score WHERE run_id = 'results.test'")
+        problems = study.content_problems()
+    assert exported == ["results.test"] and len(problems) == 1
+    assert "rows it loaded into raw.runs as 'results.test' were changed in the warehouse" in problems[0]
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in STUDIES_DIR.glob("*.toml") if "[stages]" in p.read_text()))
+def test_a_study_holds_only_the_models_it_needs_and_the_same_stages(name, wh):
+    protocol = Protocol.load(STUDIES_DIR / f"{name}.toml")
+    whole = Study(protocol, wh, project=Project.load(params={"study": protocol.name, **protocol.parameters}))
+    study = Study(protocol, wh)
+    names = study_models(protocol)
+    if names is not None:
+        assert set(study.project.models) < set(whole.project.models)
+    for stage in ("prepare_models", "companions", "evaluate_models"):
+        assert getattr(study, stage) == getattr(whole, stage), stage
+    models = study.prepare_models + study.companions  # (an evaluate model's reads the labels, closed here)
+    assert [study.runner().fingerprint(m) for m in models] == [whole.runner().fingerprint(m) for m in models]
+    assert study.frozen_tables() == whole.frozen_tables()

@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import hashlib
+import os
 import re
 import secrets
 from collections import Counter
+from pathlib import Path
 
 import jinja2
 import sqlglot
+from jinja2.bccache import FileSystemBytecodeCache
 from jinja2.runtime import Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, modifies_known_mutable
 from sqlglot import exp
@@ -36,7 +40,7 @@ from sqlglot.tokens import TokenType
 
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.measures import measure_families, measure_models, measure_values
-from rankhouse.paths import SQL_DIR
+from rankhouse.paths import SQL_DIR, default_cache_dir
 from rankhouse.warehouse.catalog import Model, parameter_fits, parameter_kind
 
 MACROS_DIR = SQL_DIR / "macros"
@@ -308,11 +312,35 @@ class ModelSandbox(ImmutableSandboxedEnvironment):
         return super().call(__context, __obj, *args, **kwargs)
 
 
+class TemplateCache(FileSystemBytecodeCache):
+    """jinja2's compiled templates kept between processes (under default_cache_dir()/templates), so that
+    a command does not compile the macros and 200 model templates again: jinja2 checks each entry
+    against the template's source and the Python version. A folder that cannot be written only loses
+    the cache."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        super().__init__(str(directory or default_cache_dir() / "templates"), "%s.jinja")
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - whatever a damaged entry raises (pickle, marshal, I/O), it is compiled again
+            bucket.reset()
+
+
 def _environment() -> jinja2.Environment:
     """The jinja2 environment of models: sandboxed, strict about undefined names, with the filters and
     every macro of sql/macros/ as a global (and no other global but `range` and `require`)."""
     env = ModelSandbox(
         loader=jinja2.FileSystemLoader(MACROS_DIR),
+        bytecode_cache=TemplateCache(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -341,8 +369,14 @@ ENV = _environment()
 
 @functools.lru_cache(maxsize=1024)
 def compiled(template: str) -> jinja2.Template:
-    """A model's template compiled once per process (jinja2 compiles on every from_string)."""
-    return ENV.from_string(template)
+    """A model's template, compiled once per process and kept in the environment's TemplateCache
+    (jinja2 compiles on every from_string and caches only the templates its loader finds)."""
+    cache = ENV.bytecode_cache
+    bucket = cache.get_bucket(ENV, hashlib.sha256(template.encode()).hexdigest(), None, template)
+    if bucket.code is None:
+        bucket.code = ENV.compile(template)
+        cache.set_bucket(bucket)
+    return ENV.template_class.from_code(ENV, bucket.code, ENV.make_globals(None))
 
 
 def effective_parameters(model: Model, params: dict | None) -> dict:
