@@ -1,9 +1,9 @@
 -- name: null_references
--- version: 3
+-- version: 4
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , ); at_least_one_row
--- dialect: duckdb: the dense arm's FLOAT[384] vectors and array_inner_product (sql/macros/dense.sql)
+-- dialect: duckdb: the dense arm's FLOAT[384] vectors and list_inner_product (sql/macros/dense.sql)
 -- parameters: corpus = "banking77", reference_panel = "null_panel", arm_runs = []
 -- description: Each arm's frozen null reference (seed 003, section 6, cold start): every query scored
 --   against a fixed panel of documents drawn at random with a recorded seed (models.null_panels), before

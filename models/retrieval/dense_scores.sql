@@ -1,11 +1,11 @@
 -- name: dense_scores
--- version: 2
+-- version: 3
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
 -- audits:
 -- parameters: corpus = "banking77"
 -- materialized: view
--- dialect: duckdb: FLOAT[384] vectors and array_inner_product
+-- dialect: duckdb: FLOAT[384] vectors and list_inner_product
 -- description: Cosine of every (query, document) pair of a corpus: the inner product of their unit
 --   MiniLM vectors (models.query_vectors, models.document_vectors; the encoder's fingerprint is part of
 --   those tables' source hashes, so of this model's fingerprint). One corpus (the parameter) at a time;

@@ -3,7 +3,9 @@
 {#- Cosine of every (query, document) pair of `corpus`: the inner product of their unit MiniLM vectors
     (models.query_vectors, models.document_vectors). `documents`, when given, is a relation of (corpus,
     doc_row): only those documents are scored (a null panel), else every document of the corpus. DuckDB
-    only: FLOAT[384] vectors and array_inner_product. -#}
+    only: FLOAT[384] vectors. The products are list_inner_product's over the vectors as FLOAT[] lists: the
+    same float32 sums as array_inner_product's, bit for bit (all 30.8M BANKING77 pairs compared), in
+    three quarters of the time. -#}
 {% macro cosines(corpus, documents=none) -%}
 WITH documents AS (
     SELECT d.corpus, d.doc_row, v.vector
@@ -22,7 +24,7 @@ queries AS (
     WHERE q.corpus = {{ corpus | literal }}
 )
 
-SELECT q.corpus, q.query_row, d.doc_row, array_inner_product(q.vector, d.vector) AS score
+SELECT q.corpus, q.query_row, d.doc_row, list_inner_product(q.vector::FLOAT[], d.vector::FLOAT[]) AS score
 FROM queries AS q
 CROSS JOIN documents AS d
 {%- endmacro %}
