@@ -84,8 +84,9 @@ from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
 FAST_FIELDS = "rh_simple"  # the fast reader's parsed chunk, an Arrow table registered for the insert
-FAST_BLOCK = 1 << 26  # bytes per chunk of the fast reader: Arrow parses one on every core as DuckDB inserts the last
-ARROW_BLOCK = 1 << 23  # bytes per block that one of Arrow's threads parses within a chunk
+FAST_BLOCK = 1 << 24  # bytes per chunk of the fast reader: Arrow parses one on every core as DuckDB inserts the last;
+# small enough that the pipeline fills and drains quickly (DuckDB waits for the first chunk, the reader for the last)
+ARROW_BLOCK = 1 << 22  # bytes per block that one of Arrow's threads parses within a chunk
 RUN_FIELDS = "qid Q0 docno rank score tag"
 # Where a repeated (qid, docno) is first.
 FIRST_AT = "'qid ' || f1 || ', docno ' || f3 || ', ' || " + FIRST_LINE
