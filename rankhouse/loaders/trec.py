@@ -261,6 +261,7 @@ def _insert_simple(
     """
     insert = f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}"
     tables = _simple_tables(scan, fmt, blocks)
+    rows = 0  # the rows inserted: all of `rows_sql`, the statements before them having removed any others
     try:
         first = next(tables, None)
         if first is not None:
@@ -270,14 +271,13 @@ def _insert_simple(
             batches = itertools.chain(first.to_batches(), (batch for chunk in tables for batch in chunk.to_batches()))
             wh.con.register(FAST_FIELDS, pa.RecordBatchReader.from_batches(first.schema, batches))
             try:
-                wh.sql(insert, prefix)
+                rows = wh.sql(insert, prefix)[0][0]  # DuckDB's INSERT returns its row count
             except (duckdb.Error, pa.ArrowException) as exc:
                 raise _NotSimple from exc
     finally:
         tables.close()  # the reading thread stops, whether or not DuckDB read every chunk
     if not scan.simple:
         raise _NotSimple
-    rows = wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
     if rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
         raise _NotSimple
     return rows
