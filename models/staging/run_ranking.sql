@@ -64,12 +64,14 @@ to_sort AS (
 
 sorted AS (
     SELECT
-        run_id,
-        qid,
-        docno,
-        score,
-        row_number() OVER (PARTITION BY run_id, qid ORDER BY {{ trec_order('score', 'docno', score_precision) }}) AS rank
-    FROM to_sort
+        r.run_id,
+        r.qid,
+        r.docno,
+        r.score,
+        row_number() OVER (
+            PARTITION BY r.run_id, r.qid ORDER BY {{ trec_order('r.score', 'r.docno', score_precision) }}
+        ) AS rank
+    FROM to_sort AS r
 ),
 
 ranked AS (
