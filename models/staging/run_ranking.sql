@@ -1,5 +1,5 @@
 -- name: run_ranking
--- version: 5
+-- version: 6
 -- stage: prepare
 -- grain: system, query_key, rank
 -- audits:
@@ -12,21 +12,54 @@
 --   pytrec_eval do (scores equal in float32 tie, and the docno decides). With depth > 0
 --   only the first `depth` documents are kept (trec_eval -M). A query whose lines the file lists
 --   together and already in that order (run_blocks) is ranked by the lines' positions in its block,
---   which are those ranks; only the other queries are sorted. A view: its one big reader
+--   which are those ranks; only the other queries are sorted, found by joining the blocks that are not
+--   in order (none, usually: a join with nothing to match reads no run line). A run whose blocks do not
+--   cover every line (none was recorded) is sorted whole. A view: its one big reader
 --   (judged_ranking) keeps only the judged documents, and materialising every ranked document of a
 --   large run would cost more than the whole evaluation. Not null and unique by construction
 --   (positions in a block, row_number over NOT NULL columns), and never empty where a run is loaded
 --   (the loader refuses a file without a line), so not audited: an audit would compute the view.
-WITH blocks_in_order AS (
-    SELECT run_id, qid, first_line
+WITH line_counts AS (
+    SELECT run_id, count(*) AS lines
+    FROM models.runs
+    GROUP BY run_id
+),
+
+block_counts AS (
+    SELECT run_id, sum(lines) AS lines
     FROM models.run_blocks
-    WHERE {{ "float_order" if score_precision == "float" else "double_order" }}
+    GROUP BY run_id
+),
+
+uncovered_runs AS (
+    SELECT l.run_id
+    FROM line_counts AS l
+    LEFT JOIN block_counts AS b ON b.run_id = l.run_id
+    WHERE b.lines IS NULL OR b.lines <> l.lines
+),
+
+blocks AS (
+    SELECT run_id, qid, first_line, {{ "float_order" if score_precision == "float" else "double_order" }} AS in_order
+    FROM models.run_blocks
+    WHERE run_id NOT IN (SELECT run_id FROM uncovered_runs)
 ),
 
 listed_in_order AS (
     SELECT r.run_id, r.qid, r.docno, r.score, r.line - b.first_line + 1 AS rank
     FROM models.runs AS r
-    JOIN blocks_in_order AS b ON b.run_id = r.run_id AND b.qid = r.qid
+    JOIN blocks AS b ON b.run_id = r.run_id AND b.qid = r.qid
+    WHERE b.in_order
+),
+
+to_sort AS (
+    SELECT r.run_id, r.qid, r.docno, r.score
+    FROM models.runs AS r
+    JOIN blocks AS b ON b.run_id = r.run_id AND b.qid = r.qid
+    WHERE NOT b.in_order
+    UNION ALL
+    SELECT r.run_id, r.qid, r.docno, r.score
+    FROM models.runs AS r
+    JOIN uncovered_runs AS u ON u.run_id = r.run_id
 ),
 
 sorted AS (
@@ -38,8 +71,7 @@ sorted AS (
         row_number() OVER (
             PARTITION BY r.run_id, r.qid ORDER BY {{ trec_order('r.score', 'r.docno', score_precision) }}
         ) AS rank
-    FROM models.runs AS r
-    ANTI JOIN blocks_in_order AS b ON b.run_id = r.run_id AND b.qid = r.qid
+    FROM to_sort AS r
 ),
 
 ranked AS (

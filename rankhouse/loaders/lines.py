@@ -247,7 +247,7 @@ class SimpleScan:
         spanning = self._tail + chunk[:2]
         if b"\r" in chunk or has_non_ascii_blank(chunk) or has_non_ascii_blank(spanning):
             self._broken = True
-        if b"\n#" in chunk or b"\n#" in spanning:  # a comment line (the head's first line is checked apart)
+        if b"#" in chunk and b"\n#" in chunk or b"\n#" in spanning:  # a comment line (the head's first line apart)
             self._broken = True
         self._blanks.update(blank for blank in (b" ", b"\t") if blank in chunk)
         self._newlines += chunk.count(b"\n")

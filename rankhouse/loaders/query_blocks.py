@@ -52,8 +52,12 @@ class QueryBlocks:
         qids = runs.values.to_pylist()
         starts = np.concatenate(([0], runs.run_ends.to_numpy()[:-1])).astype(np.int64)
         lengths = np.diff(np.append(starts, rows))
-        # pair i: lines i and i + 1 of the chunk; the pair across a block boundary does not count
-        docno_after = pc.greater(docno[:-1], docno[1:]).to_numpy(zero_copy_only=False)
+        # pair i: lines i and i + 1 of the chunk; the pair across a block boundary does not count. The
+        # docnos decide only between equal scores (equal doubles are equal floats): compared there alone.
+        docno_after = np.zeros(rows - 1, dtype=bool)
+        tied = np.flatnonzero(floats[:-1] == floats[1:])
+        if len(tied):
+            docno_after[tied] = pc.greater(docno.take(tied), docno.take(tied + 1)).to_numpy(zero_copy_only=False)
         out_of_double = ~_before(scores[:-1], scores[1:], docno_after)
         out_of_float = ~_before(floats[:-1], floats[1:], docno_after)
         out_of_double[starts[1:] - 1] = out_of_float[starts[1:] - 1] = False

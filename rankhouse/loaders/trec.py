@@ -84,8 +84,9 @@ from rankhouse.warehouse import Warehouse
 
 STAGED = "rh_staged"
 FAST_FIELDS = "rh_simple"  # the fast reader's parsed chunk, an Arrow table registered for the insert
-FAST_BLOCK = 1 << 26  # bytes per chunk of the fast reader: Arrow parses one on every core as DuckDB inserts the last
-ARROW_BLOCK = 1 << 23  # bytes per block that one of Arrow's threads parses within a chunk
+FAST_BLOCK = 1 << 24  # bytes per chunk of the fast reader: Arrow parses one on every core as DuckDB inserts the last;
+# small enough that the pipeline fills and drains quickly (DuckDB waits for the first chunk, the reader for the last)
+ARROW_BLOCK = 1 << 22  # bytes per block that one of Arrow's threads parses within a chunk
 RUN_FIELDS = "qid Q0 docno rank score tag"
 # Where a repeated (qid, docno) is first.
 FIRST_AT = "'qid ' || f1 || ', docno ' || f3 || ', ' || " + FIRST_LINE
@@ -260,6 +261,7 @@ def _insert_simple(
     """
     insert = f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}"
     tables = _simple_tables(scan, fmt, blocks)
+    rows = 0  # the rows inserted: all of `rows_sql`, the statements before them having removed any others
     try:
         first = next(tables, None)
         if first is not None:
@@ -269,14 +271,13 @@ def _insert_simple(
             batches = itertools.chain(first.to_batches(), (batch for chunk in tables for batch in chunk.to_batches()))
             wh.con.register(FAST_FIELDS, pa.RecordBatchReader.from_batches(first.schema, batches))
             try:
-                wh.sql(insert, prefix)
+                rows = wh.sql(insert, prefix)[0][0]  # DuckDB's INSERT returns its row count
             except (duckdb.Error, pa.ArrowException) as exc:
                 raise _NotSimple from exc
     finally:
         tables.close()  # the reading thread stops, whether or not DuckDB read every chunk
     if not scan.simple:
         raise _NotSimple
-    rows = wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
     if rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
         raise _NotSimple
     return rows
