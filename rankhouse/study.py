@@ -299,7 +299,7 @@ class Study:
         loaded = []
         for item in inputs:
             result = self._load_one(item)
-            if result.status == "unchanged" and self._recorded_content(item, result.table, result.name) is None:
+            if result.status == "unchanged" and self._recorded(item, result.table, result.name)[0] is None:
                 self._forget_load(item, result)
                 result = self._load_one(item)
                 self.say(f"{item.path}: loaded again, to record the content of its rows")
@@ -361,9 +361,6 @@ class Study:
     def _content_key(self, item: Input, table: str) -> str:
         return f"labels.{table}" if item.is_label else table
 
-    def _recorded_content(self, item: Input, table: str, name: str) -> str | None:
-        return self._recorded(item, table, name)[0]
-
     def _recorded(self, item: Input, table: str, name: str) -> tuple[str | None, str | None]:
         """The (content SHA-256, row digest) recorded for a load; (None, None) if none is."""
         rows = self.wh.sql(
@@ -376,7 +373,7 @@ class Study:
     def _record_contents(self, loaded: list[tuple[Input, LoadResult]]) -> None:
         """Record the content digest of every load that has none yet."""
         for item, result in loaded:
-            if self._recorded_content(item, result.table, result.name) is None:
+            if self._recorded(item, result.table, result.name)[0] is None:
                 self.wh.sql(
                     "INSERT INTO meta.source_contents (table_name, name, sha256, content_sha256, recorded_at, "
                     "row_digest) VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
