@@ -50,7 +50,7 @@ from rankhouse.paths import MODELS_DIR
 from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import load_models
-from rankhouse.warehouse.dag import Project, selection_items
+from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
@@ -198,11 +198,11 @@ def study_models(protocol: Protocol) -> list[str] | None:
     >>> study_models(Protocol.load(Path("studies/banking77.toml")))[:2]  # doctest: +SKIP
     ['retrieval_runs', 'query_duplicate_counts']
     """
-    items = selection_items(protocol.prepare or "") + selection_items(protocol.evaluate or "")
-    if not protocol.prepare or not protocol.evaluate or any(i.endswith("+") or ":" in i for i in items):
+    prepare, evaluate = selection_closure(protocol.prepare), selection_closure(protocol.evaluate)
+    if prepare is None or evaluate is None:
         return None
     companions = [name for name, model in load_models(MODELS_DIR).items() if model.companion]
-    return list(dict.fromkeys([i.strip("+") for i in items] + companions))
+    return list(dict.fromkeys(prepare + evaluate + companions))
 
 
 class Study:

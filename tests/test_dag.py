@@ -10,7 +10,7 @@ from conftest import TREC
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.loaders import load_run
 from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
-from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.runner import Runner
 
 
@@ -176,6 +176,31 @@ def test_the_measure_closure_gives_the_measure_models_the_whole_project_gives():
     assert closure.select("+run_measures") == whole.select("+run_measures")
     assert all(closure.parents[name] == whole.parents[name] for name in closure.models)
     assert len(closure.models) < len(whole.models) / 3
+
+
+@pytest.mark.parametrize(
+    ("spec", "closure"),
+    [
+        ("+bm25_ranking", ["bm25_ranking"]),
+        ("+late, summary +late", ["late", "summary"]),
+        ("summary+", None),
+        ("+late stage:prepare", None),
+        ("group:h", None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_a_selection_loads_the_closure_of_its_names_or_the_whole_project(spec, closure):
+    assert selection_closure(spec) == closure
+
+
+def test_rankhouse_run_selections_select_from_their_closure_what_they_select_from_the_whole_project(chain):
+    model(chain, "late", "SELECT run_id FROM raw.runs", extra="-- depends_on: models.summary")
+    whole = Project.load(chain)
+    for spec in ["+late", "+summary, other", "doubled +runs_per_id"]:
+        assert Project.load(chain, closure=selection_closure(spec)).select(spec) == whole.select(spec)
+    bm25 = Project.load(closure=selection_closure("+bm25_ranking"))
+    assert bm25.select("+bm25_ranking") == Project.load().select("+bm25_ranking")
 
 
 def test_only_the_models_of_the_requested_measures_are_built():

@@ -31,7 +31,7 @@ from rankhouse.cli.engines import (
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.freeze import frozen_otherwise
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
@@ -385,7 +385,7 @@ def run_command(
     """
     sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
-    project = Project.load(params=params)
+    project = Project.load(params=params, closure=selection_closure(select))  # only what the selection reads
     names = project.select(select)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     with engine_started(builder, sink.say), Warehouse(db, labels) as wh:

@@ -359,3 +359,18 @@ def reachable(models_dir: Path, names: list[str], params: dict) -> tuple[dict[st
 def selection_items(spec: str) -> list[str]:
     """The items of a dbt-style selection, separated by spaces or commas."""
     return list(filter(None, re.split(r"[\s,]+", spec)))
+
+
+def selection_closure(spec: str | None) -> list[str] | None:
+    """The models a selection needs loaded (Project.load's closure): the names of its `name` and `+name`
+    items; None (the whole project) where it selects everything, descendants (`name+`), a stage or a group.
+
+    >>> selection_closure("+bm25_ranking, retrieval_runs")
+    ['bm25_ranking', 'retrieval_runs']
+    >>> selection_closure("measure_ap+") is None
+    True
+    """
+    items = selection_items(spec or "")
+    if not items or any(item.endswith("+") or ":" in item for item in items):
+        return None
+    return list(dict.fromkeys(item.lstrip("+") for item in items))
