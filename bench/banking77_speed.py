@@ -59,7 +59,7 @@ def run_rankhouse() -> dict:
     with tempfile.TemporaryDirectory() as tmp, Warehouse(Path(tmp) / "bench.duckdb") as wh:
         load_documents(wh, DATA / "train.csv", "banking77")
         load_queries(wh, DATA / "test.csv", "banking77")
-        project = Project.load()
+        project = Project.load(closure=["bm25_ranking"])  # as `rankhouse run -s +bm25_ranking` loads it
         Runner(wh, project, {"corpus": "banking77"}).run(project.select("+bm25_ranking"))
         with wh.array_aggregates():  # as the Runner computes BM25 for the models that read it
             wh.sql("CREATE TABLE ranked AS SELECT query_row, doc_row, score, rank FROM models.bm25_ranking")

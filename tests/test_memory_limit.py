@@ -72,7 +72,7 @@ def test_a_local_engine_reserves_its_heap_from_duckdbs_default_limit(monkeypatch
 @pytest.mark.parametrize(("limit", "bits"), [("1GB", 23), ("2GB", 24), ("4GB", 25), ("8GB", 26), ("20GB", 26)])
 def test_the_array_aggregates_are_held_to_half_of_the_limit(limit, bits):
     """perfect_hash_bits: 2 threads' arrays and their merge, 17 bytes an entry, in half of memory_limit;
-    BANKING77's BM25 (26 bits) gets its array from 8GB up, and sums in a hash table below."""
+    BANKING77's BM25 (25 bits) gets its array from 4GB up, and sums in a hash table below."""
     from rankhouse.warehouse.connection import perfect_hash_bits
 
     con = duckdb.connect()

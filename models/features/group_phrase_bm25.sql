@@ -1,5 +1,5 @@
 -- name: group_phrase_bm25
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: query_key, doc_row
 -- audits: not_null(corpus, query_key, doc_row, score); unique_grain; accepted_range(score, 0, 9007)

@@ -1,5 +1,5 @@
 -- name: null_references
--- version: 4
+-- version: 5
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , ); at_least_one_row

@@ -24,39 +24,51 @@ CAST(round(
 {#- BM25 (seed 004) of every (query, document) pair of `corpus`: the sum of the document's bm25_weights
     over the query's distinct terms, 0 when they share no term. `query_terms` is a relation of (corpus,
     <key>, term), one row per distinct term of a query, `queries` one of (corpus, <key>), every query
-    once; the query's key column is `key`. `documents`, when given, is a relation of (corpus, doc_row):
-    only those documents are scored (a null panel), else every document of the corpus. The weights are
-    whole 1e-12 units, so while no score reaches 2^53 units (9,007.2) their sum in doubles is exact in
-    any order of addition, and a document's score is the same whichever documents are scored with it. -#}
+    once; the query's key column is `key`, a whole number. `documents`, when given, is a relation of
+    (corpus, doc_row): only those documents are scored (a null panel), else every document of the corpus.
+    The weights are whole 1e-12 units, so while no score reaches 2^53 units (9,007.2) their sum in
+    doubles is exact in any order of addition, and a document's score is the same whichever documents
+    are scored with it. -#}
 {% macro bm25_sums(query_terms, queries, key, corpus, documents=none) -%}
-WITH term_matches AS (
-    SELECT CAST(q.{{ key }} AS INTEGER) AS {{ key }}, CAST(w.doc_row AS INTEGER) AS doc_row, w.weight_units
+WITH collection AS (
+    SELECT documents FROM models.bm25_collection WHERE corpus = {{ corpus | literal }}
+),
+
+-- A pair's number, key * documents + doc_row: one whole number per pair, from a range DuckDB knows
+-- from the tables' statistics, so the sums below go into a directly indexed array (a model's
+-- `aggregate: array`) half the size of one indexed by the key and the row apart.
+term_matches AS (
+    SELECT q.{{ key }} * c.documents + w.doc_row AS pair, w.weight_units
     FROM {{ query_terms }} AS q
     JOIN models.bm25_weights AS w ON w.term = q.term
     {%- if documents %}
     JOIN {{ documents }} AS scored ON scored.corpus = w.corpus AND scored.doc_row = w.doc_row
     {%- endif %}
+    CROSS JOIN collection AS c
     WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}
 ),
 
 -- Every pair once with weight 0, so that a pair without a common term still gets its score of 0.
 every_pair AS (
-    SELECT
-        CAST(q.{{ key }} AS INTEGER) AS {{ key }},
-        CAST(d.doc_row AS INTEGER) AS doc_row,
-        CAST(0 AS BIGINT) AS weight_units
+    SELECT q.{{ key }} * c.documents + d.doc_row AS pair, CAST(0 AS BIGINT) AS weight_units
     FROM {{ queries }} AS q
     CROSS JOIN {{ documents or 'models.documents' }} AS d
+    CROSS JOIN collection AS c
     WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
+),
+
+pair_sums AS (
+    SELECT u.pair, sum(CAST(u.weight_units AS DOUBLE)) / 1e12 AS score
+    FROM (SELECT * FROM term_matches UNION ALL SELECT * FROM every_pair) AS u
+    GROUP BY u.pair
 )
 
--- 32-bit row keys: DuckDB sums over their known ranges into an array (a model's `aggregate: array`),
--- and a ranking's sort is faster on them.
+-- 32-bit row keys: a ranking's sort is faster on them.
 SELECT
     {{ corpus | literal }} AS corpus,
-    u.{{ key }},
-    u.doc_row,
-    sum(CAST(u.weight_units AS DOUBLE)) / 1e12 AS score
-FROM (SELECT * FROM term_matches UNION ALL SELECT * FROM every_pair) AS u
-GROUP BY u.{{ key }}, u.doc_row
+    CAST(s.pair // c.documents AS INTEGER) AS {{ key }},
+    CAST(s.pair % c.documents AS INTEGER) AS doc_row,
+    s.score
+FROM pair_sums AS s
+CROSS JOIN collection AS c
 {%- endmacro %}
