@@ -96,7 +96,7 @@ def test_cosines_are_array_inner_products_bit_for_bit(banking):
 
 def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
     # The pair number's known range and `aggregate: array` keep BM25's sum a direct array in the
-    # statements that compute it (README, Speed: 13.2 s for the full ranking without it, 7.4-8.4 s with it).
+    # statements that compute it (README, Speed: 13.2 s for the full ranking without it, 7.4-9.4 s with it).
     model = Project.load().models["bm25_scores"]
     assert model.aggregate == "array"
     with banking.wh.array_aggregates():
