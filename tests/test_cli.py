@@ -97,10 +97,12 @@ def test_load_run_skip_export_sources_on_a_warehouse_file(tmp_path):
     assert "raw.runs" in sources and "labels.qrels" in sources
 
 
-def test_demo_runs_a_study_on_a_fresh_warehouse(tmp_path):
+def test_demo_runs_a_study_on_a_fresh_warehouse(tmp_path, monkeypatch):
+    monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
     done = rankhouse("demo", "--study", "trec_sample", "--db", tmp_path / "demo.duckdb", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "0.1785" in done.stdout  # trec_eval's MAP for results.test
+    assert "DuckDB memory limit 1500MB (RANKHOUSE_MEMORY_LIMIT to change it)" in done.stdout + done.stderr
 
 
 def test_demo_of_an_unknown_study_is_a_clear_error(tmp_path):

@@ -27,6 +27,17 @@ def test_the_limit_is_set_on_the_warehouse_and_its_file_connection(tmp_path, mon
         assert wh.sql("SELECT current_setting('memory_limit')")[0][0] != duckdbs_reading("700MB")
 
 
+def test_a_callers_default_applies_where_the_variable_is_not_set(tmp_path, monkeypatch):
+    """`rankhouse demo` opens its warehouse with DEMO_MEMORY_LIMIT; RANKHOUSE_MEMORY_LIMIT still wins."""
+    monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
+    with Warehouse(tmp_path / "w.duckdb", default_memory_limit="700MB") as wh:
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == duckdbs_reading("700MB")
+        assert wh.files.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == duckdbs_reading("700MB")
+    monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "900MB")
+    with Warehouse(tmp_path / "w.duckdb", default_memory_limit="700MB") as wh:
+        assert wh.sql("SELECT current_setting('memory_limit')")[0][0] == duckdbs_reading("900MB")
+
+
 def test_a_bad_limit_is_refused_before_the_warehouse_is_made(tmp_path, monkeypatch):
     monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "lots")
     with pytest.raises(RankhouseError, match="RANKHOUSE_MEMORY_LIMIT='lots' is not a memory size"):

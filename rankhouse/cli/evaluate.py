@@ -27,6 +27,12 @@ from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.progress import TextProgress
 from rankhouse.study import Protocol
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
+from rankhouse.warehouse.connection import MEMORY_LIMIT_VARIABLE, memory_limit
+
+# DuckDB's memory for the demo unless $RANKHOUSE_MEMORY_LIMIT says otherwise: BANKING77's evaluation
+# (two full rankings of 30.8M pairs) then spills instead of growing, and the whole demo, encoder
+# included, stays under 2 GB (issue 18; 1.7 GB measured, 2.2 GB at DuckDB's default, for 1-2 s more).
+DEMO_MEMORY_LIMIT = "1500MB"
 
 
 def eval_command(
@@ -199,7 +205,8 @@ def demo_command(
     spark_workdir: SparkWorkdirOption = None,
 ) -> None:
     """The main job on the default warehouse: the BANKING77 study, end to end (its portable models on
-    --engine: duckdb, or spark).  Example: rankhouse demo; rankhouse demo --study trec_sample --engine spark"""
+    --engine: duckdb, or spark), in DEMO_MEMORY_LIMIT of DuckDB memory unless $RANKHOUSE_MEMORY_LIMIT is set.
+    Example: rankhouse demo; rankhouse demo --study trec_sample --engine spark"""
     from rankhouse.cli.study import _evaluate, _output_dir, _study
 
     sink = progress_sink(quiet, json_lines)
@@ -216,8 +223,10 @@ def demo_command(
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
+    limit = memory_limit(DEMO_MEMORY_LIMIT)
     sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
-    with engine_started(builder, sink.say), Warehouse(db) as wh:
+    sink.say(f"DuckDB memory limit {limit} ({MEMORY_LIMIT_VARIABLE} to change it)")
+    with engine_started(builder, sink.say), Warehouse(db, default_memory_limit=limit) as wh:
         studied = _study(loaded, wh, None, sink, engine=builder)
         studied.prepare()
         studied.freeze()

@@ -46,17 +46,18 @@ def labels_path_for(db: str | Path) -> str:
 MEMORY_LIMIT_VARIABLE = "RANKHOUSE_MEMORY_LIMIT"
 
 
-def memory_limit() -> str | None:
+def memory_limit(default: str | None = None) -> str | None:
     """DuckDB's memory_limit for every connection of a warehouse, from $RANKHOUSE_MEMORY_LIMIT (`2GB`,
-    `1500MB`); when it is not set, DuckDB's default (80% of RAM), or 80% of what a local engine's JVM leaves
-    while one runs in this process (reserve_memory). Beyond it DuckDB spills to the warehouse's temporary
-    directory instead of growing. A value DuckDB does not take is refused.
+    `1500MB`); when it is not set, the caller's `default` (`rankhouse demo`'s DEMO_MEMORY_LIMIT), else
+    DuckDB's default (80% of RAM), or 80% of what a local engine's JVM leaves while one runs in this
+    process (reserve_memory). Beyond it DuckDB spills to the warehouse's temporary directory instead of
+    growing. A value DuckDB does not take is refused.
 
     Example: RANKHOUSE_MEMORY_LIMIT=2GB rankhouse demo
     """
     limit = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()
     if not limit:
-        return _shared_default()
+        return default or _shared_default()
     check = duckdb.connect()
     try:
         check.execute(f"SET memory_limit = '{_quote(limit)}'")
@@ -106,6 +107,7 @@ class Warehouse:
 
     Labels are never written to the main file: loaders write them through `labels()`, and
     evaluation reads them through the read-only `gate` catalog that `open_gate()` attaches.
+    `default_memory_limit` is DuckDB's memory_limit where $RANKHOUSE_MEMORY_LIMIT is not set (memory_limit()).
 
     >>> wh = Warehouse(":memory:")
     >>> wh.sql("SELECT count(*) FROM raw.runs")
@@ -113,11 +115,15 @@ class Warehouse:
     """
 
     def __init__(
-        self, path: str | Path = DEFAULT_DB, labels: str | Path | None = None, read_only: bool = False
+        self,
+        path: str | Path = DEFAULT_DB,
+        labels: str | Path | None = None,
+        read_only: bool = False,
+        default_memory_limit: str | None = None,
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
-        self._memory_limit = memory_limit()  # refused before anything is opened
+        self._memory_limit = memory_limit(default_memory_limit)  # refused before anything is opened
         # An in-memory warehouse gets a throw-away directory: its labels file (unless one is given), so
         # that labels keep the same rules (separate file, read-only gate) everywhere, and its spill space.
         self._tmpdir = tempfile.mkdtemp(prefix="rankhouse-") if self.path == MEMORY else None
