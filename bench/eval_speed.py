@@ -10,13 +10,18 @@ computed and stored, not read back). ranx compiles with numba: its first call (w
 cache) is reported apart from its warm time (the same call again). A peer that is not installed is
 named and left out.
 
-    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--out bench/out] [--readme]
+Timings on a shared 2-core machine move by 10-30% from one run to the next: with --repeat N, rankhouse
+and pytrec_eval (the pair the goal compares) run N times each, alternating, and the tables give the
+median with every run beside it; ranx runs once (a run is two calls, and takes minutes at 40,000 queries).
+
+    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--repeat 3] [--out bench/out] [--readme]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -114,20 +119,37 @@ def run_ranx(run: str, qrels: str) -> dict:
 
 SYSTEMS = {"rankhouse": run_rankhouse, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
 MODULES = {"rankhouse": "rankhouse", "pytrec_eval": "pytrec_eval", "ranx": "ranx"}  # what each needs installed
+ONCE = {"ranx"}  # run once whatever --repeat says
 
 
 def child(system: str, run: str, qrels: str) -> None:
     print(json.dumps({**SYSTEMS[system](run, qrels), "own_peak_mb": own_peak_mb()}))
 
 
-def measure(out: Path, queries: int, docs: int, systems: list[str]) -> dict:
-    """One size: generate (or reuse) its files, run each system in a fresh process, compare the means."""
+def summary(runs: list[dict]) -> dict:
+    """A system's runs as one result: the median seconds, every run's seconds (`runs`), the highest peak
+    memory, the first run's values (and ranx's first-call time)."""
+    return {
+        **runs[0],
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "runs": [r["seconds"] for r in runs],
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+    }
+
+
+def measure(out: Path, queries: int, docs: int, systems: list[str], repeat: int = 1) -> dict:
+    """One size: generate (or reuse) its files, run each system in a fresh process (`repeat` times,
+    alternating, but the ONCE systems), compare the means."""
     print(f"generating {queries:,} queries x {docs:,} documents ...", file=sys.stderr)
     run, qrels = generate(out, queries, docs)
-    results = {}
-    for system in systems:
-        print(f"running {system} on {queries:,} x {docs:,} ...", file=sys.stderr)
-        results[system] = run_child(__file__, system, str(run), str(qrels))
+    runs: dict[str, list[dict]] = {system: [] for system in systems}
+    for turn in range(repeat):
+        for system in systems:
+            if turn and system in ONCE:
+                continue
+            print(f"running {system} on {queries:,} x {docs:,} (run {turn + 1}) ...", file=sys.stderr)
+            runs[system].append(run_child(__file__, system, str(run), str(qrels)))
+    results = {system: summary(done) for system, done in runs.items()}
     reference = results.get("pytrec_eval", results.get("rankhouse"))["values"]
     for result in results.values():
         result["max_difference_from_reference"] = max(abs(a - b) for a, b in zip(result["values"], reference))
@@ -143,6 +165,16 @@ def relative(seconds: float, base: float) -> str:
     return f"{seconds / base:.2f}x slower" if seconds >= base else f"{base / seconds:.2f}x faster"
 
 
+def seconds(result: dict) -> str:
+    """A system's seconds: the median, and every run in parentheses if there were several.
+
+    >>> seconds({"seconds": 5.0, "runs": [5.5, 5.0, 4.5]}), seconds({"seconds": 9.0, "runs": [9.0]})
+    ('5.00 (5.50, 5.00, 4.50)', '9.00')
+    """
+    runs = result.get("runs", [result["seconds"]])
+    return f"{result['seconds']:.2f}" + (f" ({', '.join(f'{r:.2f}' for r in runs)})" if len(runs) > 1 else "")
+
+
 def section(results: dict) -> str:
     """The README's section: one table per size, then how time and memory grow."""
     env = results["machine"]
@@ -150,7 +182,13 @@ def section(results: dict) -> str:
     reference = "pytrec_eval" if "pytrec_eval" in results["sizes"][0]["systems"] else "rankhouse"
     lines = [
         f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB (load average "
-        f"{env['load_average']:.1f} at the start; {versions}), each system in a fresh process, one after the other:",
+        f"{env['load_average']:.1f} at the start; {versions}), each system in a fresh process, one after the other"
+        + (
+            f"; rankhouse and pytrec_eval {results['repeat']} times each, alternating (the median, every run in "
+            "parentheses), ranx once:"
+            if results.get("repeat", 1) > 1
+            else ":"
+        ),
         "",
     ]
     for missing in results["missing"]:
@@ -170,7 +208,7 @@ def section(results: dict) -> str:
             label = f"{system}, warm (second call)" if "first_call_seconds" in result else system
             ratio = relative(result["seconds"], rh) if system != "rankhouse" else "1.00x"
             lines.append(
-                f"| {label} | {result['seconds']:.2f} | {ratio} | {result['peak_rss_mb']:,.0f} | "
+                f"| {label} | {seconds(result)} | {ratio} | {result['peak_rss_mb']:,.0f} | "
                 f"{result['max_difference_from_reference']:.1e} |"
             )
             if "first_call_seconds" in result:
@@ -197,6 +235,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, nargs="+", default=[10_000, 20_000, 40_000])
     parser.add_argument("--docs", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of rankhouse and pytrec_eval per size (median)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -215,7 +254,8 @@ def main() -> None:
         "machine": machine(),
         "versions": {s: version({"pytrec_eval": "pytrec-eval-terrier"}.get(s, s)) for s in systems},
         "missing": missing,
-        "sizes": [measure(args.out, queries, args.docs, systems) for queries in args.queries],
+        "repeat": args.repeat,
+        "sizes": [measure(args.out, queries, args.docs, systems, args.repeat) for queries in args.queries],
     }
     text = section(results)
     print(text)
