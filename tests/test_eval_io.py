@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
 
@@ -271,3 +272,38 @@ def test_places_sets_the_digits_after_the_point(tmp_path):
     for bad in ("18", "x", "1_0"):
         refused(rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--places", bad),
                 f"error: --places must be a whole number from 0 to 17, not {bad!r}")  # fmt: skip
+
+
+def unjudged_run(path: Path, comment: bool = False) -> Path:
+    """trec_eval's results.test with every qid renamed (x401 ...), so that no query has qrels; with a
+    comment line first, the general reader loads it instead of the fast one."""
+    lines = [f"x{line}" for line in (TREC / "results.test").read_text().splitlines(keepends=True)]
+    path.write_text(("# renamed queries\n" if comment else "") + "".join(lines))
+    return path
+
+
+def test_without_complete_a_run_with_no_judged_query_is_refused_by_name(tmp_path):
+    fast, general = unjudged_run(tmp_path / "fast.run"), unjudged_run(tmp_path / "general.run", comment=True)
+    done = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", fast, general, "--no-complete")
+    refused(done, "no query of run fast.run, general.run has qrels: nothing to evaluate (wrong qrels file?)")
+    assert rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--no-complete").returncode == 0
+    judged = rankhouse("eval", TREC / "qrels.test", fast, "-m", "map")  # complete (-c): every qrels query scores 0
+    assert judged.returncode == 0 and judged.stdout == "map                   \tall\t0.0000\n", judged.stderr
+
+
+def test_the_judged_query_check_reads_the_lines_of_a_run_without_blocks(tmp_path):
+    """A run loaded without raw.run_blocks rows (an older rankhouse) is checked from its lines."""
+    from rankhouse.errors import RankhouseError
+    from rankhouse.evaluation import _require_judged_queries
+    from rankhouse.loaders import load_qrels, load_run
+    from rankhouse.warehouse import Warehouse
+
+    with Warehouse(":memory:") as wh:
+        load_qrels(wh, TREC / "qrels.test")
+        load_run(wh, unjudged_run(tmp_path / "x.run"), "x")
+        load_run(wh, TREC / "results.test", "judged")
+        wh.sql("DELETE FROM raw.run_blocks")
+        wh.open_gate()
+        _require_judged_queries(wh, ["judged"])
+        with pytest.raises(RankhouseError, match="no query of run x has qrels"):
+            _require_judged_queries(wh, ["judged", "x"])
