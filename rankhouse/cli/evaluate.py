@@ -223,10 +223,9 @@ def demo_command(
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    limit = memory_limit(DEMO_MEMORY_LIMIT)
     sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
-    sink.say(f"DuckDB memory limit {limit} ({MEMORY_LIMIT_VARIABLE} to change it)")
-    with engine_started(builder, sink.say), Warehouse(db, default_memory_limit=limit) as wh:
+    sink.say(f"DuckDB memory limit {memory_limit(DEMO_MEMORY_LIMIT)} ({MEMORY_LIMIT_VARIABLE} to change it)")
+    with engine_started(builder, sink.say), Warehouse(db, default_memory_limit=DEMO_MEMORY_LIMIT) as wh:
         studied = _study(loaded, wh, None, sink, engine=builder)
         studied.prepare()
         studied.freeze()
