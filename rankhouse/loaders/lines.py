@@ -320,10 +320,16 @@ def line_table(data: bytes) -> pa.Table:
     return pa.table({"line_no": line_numbers(len(starts)), "line": lines})
 
 
-def line_numbers(count: int) -> pa.Array:
-    """The int64 Arrow array 1 .. count, built from a buffer, as line_table's lines are: pa.array's first
-    call costs a quarter of a second (it imports pandas)."""
-    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(np.arange(1, count + 1))])
+def line_numbers(count: int, first: int = 1) -> pa.Array:
+    """The int64 Arrow array first .. first + count - 1, built from a buffer, as line_table's lines are:
+    pa.array's first call costs a fifth of a second (it imports pandas), a tenth of `rankhouse eval`'s
+    time on a 10,000-query run before this was used everywhere.
+
+    >>> line_numbers(3, first=5).to_pylist()
+    [5, 6, 7]
+    """
+    numbers = np.arange(first, first + count, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(numbers)])
 
 
 def stage_fields(

@@ -19,6 +19,8 @@ large run.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,19 +47,19 @@ class QueryBlocks:
         if rows == 0:
             return
         qid, docno = _plain(qid), _plain(docno)
-        scores = score.to_numpy(zero_copy_only=False)
+        scores = _numbers(score)
         floats = scores.astype(np.float32)
         self._floats_fit &= bool(np.all(np.abs(scores) <= FLOAT_MAX))
         runs = pc.run_end_encode(qid)  # one run of equal qids per block: its values and where it ends
         qids = runs.values.to_pylist()
-        starts = np.concatenate(([0], runs.run_ends.to_numpy()[:-1])).astype(np.int64)
+        starts = np.concatenate(([0], _numbers(runs.run_ends)[:-1])).astype(np.int64)
         lengths = np.diff(np.append(starts, rows))
         # pair i: lines i and i + 1 of the chunk; the pair across a block boundary does not count. The
         # docnos decide only between equal scores (equal doubles are equal floats): compared there alone.
         docno_after = np.zeros(rows - 1, dtype=bool)
         tied = np.flatnonzero(floats[:-1] == floats[1:])
         if len(tied):
-            docno_after[tied] = pc.greater(docno.take(tied), docno.take(tied + 1)).to_numpy(zero_copy_only=False)
+            docno_after[tied] = _numbers(pc.greater(docno.take(tied), docno.take(tied + 1)))
         out_of_double = ~_before(scores[:-1], scores[1:], docno_after)
         out_of_float = ~_before(floats[:-1], floats[1:], docno_after)
         out_of_double[starts[1:] - 1] = out_of_float[starts[1:] - 1] = False
@@ -103,14 +105,57 @@ class QueryBlocks:
     def table(self) -> pa.Table:
         """rows() as an Arrow table with the columns of raw.run_blocks (but run_id)."""
         names = ("qid", "first_line", "lines", "double_order", "float_order")
-        columns = list(zip(*self.rows())) or [[] for _ in names]
-        types = (pa.string(), pa.int64(), pa.int64(), pa.bool_(), pa.bool_())
-        return pa.table([pa.array(c, t) for c, t in zip(columns, types)], names=names)
+        qids, first, lines, double, single = list(zip(*self.rows())) or [[] for _ in names]
+        columns = [_strings(qids), _int64s(first), _int64s(lines), _booleans(double), _booleans(single)]
+        return pa.table(columns, names=names)
 
 
-def _plain(strings: pa.Array) -> pa.Array:
-    """A string array as one contiguous array (a chunked column's chunks combined)."""
-    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """An array as one contiguous array (a chunked column's chunks combined)."""
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+# Arrow arrays from Python values and back, through their buffers: pa.array and to_numpy import pandas
+# on their first call (0.2 s, on the way of every run's load).
+
+
+def _strings(values: Iterable[str]) -> pa.Array:
+    """A large_string array of `values`."""
+    encoded = [value.encode() for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(value) for value in encoded], out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+
+
+def _int64s(values: Iterable[int]) -> pa.Array:
+    """An int64 array of `values`."""
+    numbers = np.fromiter(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(numbers), [None, pa.py_buffer(numbers)])
+
+
+def _booleans(values: Iterable[bool]) -> pa.Array:
+    """A boolean array of `values`."""
+    flags = np.fromiter(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(np.packbits(flags, bitorder="little"))])
+
+
+NUMPY_TYPES = {pa.float64(): np.float64, pa.int32(): np.int32, pa.int64(): np.int64}
+
+
+def _numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A float64, int32, int64 or boolean array without nulls as a numpy array, read from its buffers:
+    not to_numpy, whose first call imports pandas (0.2 s, on the way of every run's first chunk).
+
+    >>> _numbers(pa.chunked_array([[1.5], [2.5]])), _numbers(pa.array([True, False, True]).slice(1))
+    (array([1.5, 2.5]), array([False,  True]))
+    """
+    array = _plain(array)
+    assert array.null_count == 0, "an array with nulls"
+    if array.type == pa.bool_():
+        bits = np.unpackbits(np.frombuffer(array.buffers()[1], np.uint8), bitorder="little")
+        return bits[array.offset : array.offset + len(array)].astype(bool)
+    offset = array.offset * array.type.byte_width
+    return np.frombuffer(array.buffers()[1], NUMPY_TYPES[array.type], count=len(array), offset=offset)
 
 
 def _before(score: np.ndarray | float, next_score: np.ndarray | float, docno_after: np.ndarray | bool):  # noqa: ANN202

@@ -50,7 +50,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -65,6 +64,7 @@ from rankhouse.loaders.lines import (
     field_count,
     finite_number,
     finite_value,
+    line_numbers,
     stage_and_check,
     whole_number,
     whole_value,
@@ -178,8 +178,7 @@ def _parse_chunk(chunk: memoryview, fmt: TrecFormat, separator: str, first_line:
         )
     except pa.ArrowInvalid as exc:
         raise _NotSimple from exc
-    numbers = np.arange(first_line, first_line + table.num_rows, dtype=np.int64)
-    return table.append_column("line_no", pa.array(numbers))
+    return table.append_column("line_no", line_numbers(table.num_rows, first_line))
 
 
 T = TypeVar("T")
