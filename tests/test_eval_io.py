@@ -307,3 +307,19 @@ def test_the_judged_query_check_reads_the_lines_of_a_run_without_blocks(tmp_path
         _require_judged_queries(wh, ["judged"])
         with pytest.raises(RankhouseError, match="no query of run x has qrels"):
             _require_judged_queries(wh, ["judged", "x"])
+
+
+def test_evaluating_plain_files_never_imports_pandas(tmp_path):
+    """The loaders build and read Arrow arrays through their buffers: pa.array and to_numpy import pandas
+    on their first call, 0.2 s of every eval before (the fast reader's line numbers, the query blocks)."""
+    code = (
+        "import sys\n"
+        "from rankhouse.evaluation import evaluate\n"
+        "from rankhouse.warehouse import Warehouse\n"
+        "with Warehouse(':memory:') as wh:\n"
+        f"    result = evaluate(wh, {str(TREC / 'qrels.test')!r}, [{str(TREC / 'results.test')!r}], ['AP'])\n"
+        "print(result.summary, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert done.stdout.rstrip().endswith("False"), done.stdout + done.stderr
+    assert "'AP': 0.1785" in done.stdout

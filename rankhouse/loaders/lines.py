@@ -331,15 +331,18 @@ def line_table(data: bytes) -> pa.Table:
 
 
 def line_numbers(count: int, first: int = 1) -> pa.Array:
-    """The int64 Arrow array first .. first + count - 1, built from a buffer, as line_table's lines are:
-    pa.array's first call costs a fifth of a second (it imports pandas), a tenth of `rankhouse eval`'s
-    time on a 10,000-query run before this was used everywhere.
+    """The int64 Arrow array first .. first + count - 1 (int64_array).
 
     >>> line_numbers(3, first=5).to_pylist()
     [5, 6, 7]
     """
-    numbers = np.arange(first, first + count, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(numbers)])
+    return int64_array(np.arange(first, first + count, dtype=np.int64))
+
+
+def int64_array(numbers: np.ndarray) -> pa.Array:
+    """An int64 Arrow array over a numpy int64 array's buffer: not pa.array, whose first call imports
+    pandas (0.2 s, some 4% of `rankhouse eval` on a 10,000-query run)."""
+    return pa.Array.from_buffers(pa.int64(), len(numbers), [None, pa.py_buffer(numbers)])
 
 
 def stage_fields(

@@ -25,6 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankhouse.loaders.lines import int64_array
+
 FLOAT_MAX = float(np.finfo(np.float32).max)  # DuckDB refuses to cast a larger double to FLOAT
 
 
@@ -59,7 +61,9 @@ class QueryBlocks:
         docno_after = np.zeros(rows - 1, dtype=bool)
         tied = np.flatnonzero(floats[:-1] == floats[1:])
         if len(tied):
-            docno_after[tied] = _numbers(pc.greater(docno.take(tied), docno.take(tied + 1)))
+            # Arrow indices: take() would convert numpy ones with pa.array
+            pairs = docno.take(int64_array(tied)), docno.take(int64_array(tied + 1))
+            docno_after[tied] = _numbers(pc.greater(*pairs))
         out_of_double = ~_before(scores[:-1], scores[1:], docno_after)
         out_of_float = ~_before(floats[:-1], floats[1:], docno_after)
         out_of_double[starts[1:] - 1] = out_of_float[starts[1:] - 1] = False
@@ -106,7 +110,8 @@ class QueryBlocks:
         """rows() as an Arrow table with the columns of raw.run_blocks (but run_id)."""
         names = ("qid", "first_line", "lines", "double_order", "float_order")
         qids, first, lines, double, single = list(zip(*self.rows())) or [[] for _ in names]
-        columns = [_strings(qids), _int64s(first), _int64s(lines), _booleans(double), _booleans(single)]
+        positions = [int64_array(np.fromiter(values, np.int64)) for values in (first, lines)]
+        columns = [_strings(qids), *positions, _booleans(double), _booleans(single)]
         return pa.table(columns, names=names)
 
 
@@ -125,12 +130,6 @@ def _strings(values: Iterable[str]) -> pa.Array:
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(value) for value in encoded], out=offsets[1:])
     return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
-
-
-def _int64s(values: Iterable[int]) -> pa.Array:
-    """An int64 array of `values`."""
-    numbers = np.fromiter(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(numbers), [None, pa.py_buffer(numbers)])
 
 
 def _booleans(values: Iterable[bool]) -> pa.Array:
