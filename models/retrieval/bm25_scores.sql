@@ -1,5 +1,5 @@
 -- name: bm25_scores
--- version: 4
+-- version: 5
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
 -- audits:
@@ -11,4 +11,4 @@
 --   1e-12 units, and no score can reach 2^53 units (bm25_query_ceilings), so their sum in doubles is
 --   exact in any order of addition. One corpus (the parameter) at a time; the sums are the bm25_sums
 --   macro's, which the E3 phrase queries share (group_phrase_bm25).
-{{ bm25_sums('models.query_tokens', 'models.bm25_query_ceilings', 'query_row', corpus) }}
+{{ bm25_sums("models.query_tokens", "models.bm25_query_ceilings", "query_row", corpus, parts=8) }}

@@ -1,5 +1,5 @@
 -- name: dense_scores
--- version: 3
+-- version: 4
 -- stage: prepare
 -- grain: corpus, query_row, doc_row
 -- audits:

@@ -467,12 +467,12 @@ def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
 
 def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float = 0.5) -> int:
     """The largest key width (in bits) for which DuckDB may aggregate into a directly indexed array
-    (a "perfect hash" group-by) instead of a hash table; 12 (DuckDB's default) to 26. BM25 needs 25 bits
-    for the numbers of BANKING77's 30.8M (query, document) pairs (sql/macros/bm25.sql). DuckDB allocates
-    the array whole, once per thread and once more for their merge (1.7 GB for BANKING77 on 2 threads),
-    whatever the number of groups, and outside its memory_limit: so these arrays together are held to half
-    of that limit (BANKING77's fit the default limit, 80% of RAM, on a machine of 5 GB or more; under a smaller
-    RANKHOUSE_MEMORY_LIMIT BM25 sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
+    (a "perfect hash" group-by) instead of a hash table; 12 (DuckDB's default) to 26. BM25 sums
+    BANKING77's 30.8M (query, document) pairs in eight parts, each numbering its pairs in 22 bits
+    (sql/macros/bm25.sql). DuckDB allocates a part's array whole, once per thread and once more for their
+    merge, whatever the number of groups, and outside its memory_limit: so these arrays together are held
+    to half of that limit (a part's fit from about 430 MB up; under a smaller RANKHOUSE_MEMORY_LIMIT BM25
+    sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
     rows over BANKING77's ids takes 1.6 s with the array, 1.5 ms without, so only statements that compute
     a model marked `aggregate: array` get it (array_aggregates).
 
