@@ -478,9 +478,10 @@ class Study:
         for item in self.protocol.generated:
             GENERATORS[item.kind].run(context, item.key, item.options)
 
-    def snapshot(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None) -> dict:
+    def snapshot(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None, full: bool = False) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables
-        (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry)."""
+        (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry
+        unless `full`: _table_digests)."""
         runner = self.runner()
         models = {}
         built = runner.last_builds(self.prepare_models)
@@ -497,13 +498,27 @@ class Study:
             "parameters": self.protocol.parameters,
             "models": models,
             "objects": self._object_digests(),
-            "tables": self._table_digests(export, known),
+            "tables": self._table_digests(export, known, full),
         }
 
     def _object_digests(self) -> dict[str, str | None]:
         """SHA-256 of every prepare model's view or table definition in the warehouse's catalog."""
         objects = model_objects(self.wh)
         return {name: objects.get(name, {}).get(self.project.models[name].materialized) for name in self.prepare_models}
+
+    def derived_tables(self) -> set[str]:
+        """The frozen tables whose rows a recipe decides, which a freeze identifies by their row digest
+        instead of a canonical export: those prepare models build (the recipe: the model's fingerprint,
+        in the freeze's `models`) and raw tables that only generators wrote (vectors, seeded plans: each
+        one's recipe and digest in meta.sources, part of the fingerprint of every model that reads it)."""
+        models = (self.project.models[name] for name in self.prepare_models)
+        derived = {model.table for model in models if model.materialized == "table"}
+        raw = [table for table in self.frozen_tables() if table.startswith("raw.")]
+        writers = self.wh.sql(
+            "SELECT table_name, list(DISTINCT loader) FROM meta.sources WHERE list_contains(?, table_name) GROUP BY 1",
+            [raw],
+        )
+        return derived | {table for table, loaders in writers if not any(name in LOADERS for name in loaders)}
 
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
@@ -519,13 +534,17 @@ class Study:
                     frozen[ref] = ()
         return dict(sorted(frozen.items()))
 
-    def _table_digests(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None) -> dict[str, dict | None]:
-        """SHA-256 of the canonical export, row count and row digest of every frozen table (None if
-        missing). A table whose row digest is the one `known` recorded (taken by this DuckDB version)
-        keeps `known`'s entry without a canonical export (rankhouse/warehouse/freeze.py: row digest)."""
-        recorded = {}
-        if known is not None and known.record.get("duckdb_version") == duckdb.__version__:
-            recorded = known.record["tables"]
+    def _table_digests(
+        self, export: str = CANONICAL_EXPORT, known: Freeze | None = None, full: bool = False
+    ) -> dict[str, dict | None]:
+        """The digests of every frozen table (None if missing): its row digest and row count, and the
+        SHA-256 of its canonical export, except for a table a recipe decides (derived_tables), which its
+        row digest identifies (as `known`, the freeze compared with, recorded it, or `known` is None).
+        A table whose row digest is the one `known` recorded, taken by this DuckDB version, keeps
+        `known`'s entry without a canonical export unless `full` (rankhouse/warehouse/freeze.py: row digest)."""
+        recorded = known.record["tables"] if known is not None else {}
+        same_engine = known is not None and known.record.get("duckdb_version") == duckdb.__version__
+        derived = self.derived_tables()
         digests = {}
         for table, grain in self.frozen_tables().items():
             if not self.wh.table_exists(table):
@@ -533,11 +552,13 @@ class Study:
                 continue
             quick = row_digest(self.wh, table)
             before = recorded.get(table) or {}
-            if before.get("quick") == quick:
+            if same_engine and not full and before.get("quick") == quick:
                 digests[table] = before
-                continue
-            digest, rows = table_digest(self.wh, table, grain, export)
-            digests[table] = {"sha256": digest, "rows": rows, "quick": quick}
+            elif table in derived and "sha256" not in before:
+                digests[table] = {"rows": self.wh.sql(f"SELECT count(*) FROM {table}")[0][0], "quick": quick}
+            else:
+                digest, rows = table_digest(self.wh, table, grain, export)
+                digests[table] = {"sha256": digest, "rows": rows, "quick": quick}
         return digests
 
     def freeze(
@@ -557,7 +578,7 @@ class Study:
         latest = existing[-1] if existing else None
         # compared with the latest freeze as it was made (an older freeze: 12-digit floats, no objects)
         export = latest.record.get("canonical_export", CANONICAL_EXPORT) if latest else CANONICAL_EXPORT
-        snapshot = self.snapshot(export, None if full else latest)
+        snapshot = self.snapshot(export, latest, full)
         snapshot_content = _content(snapshot)
         if latest and "objects" not in latest.record:
             snapshot_content["objects"] = None
@@ -636,9 +657,7 @@ class Study:
             "parameters": self.protocol.parameters,
             "models": {name: runner.fingerprint(name) for name in self.prepare_models},
             "objects": self._object_digests(),
-            "tables": self._table_digests(
-                freeze.record.get("canonical_export", CANONICAL_EXPORT), None if full else freeze
-            ),
+            "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT), freeze, full),
         }
         built = runner.last_builds(self.prepare_models)
         for name in self.prepare_models:
@@ -791,8 +810,16 @@ def _content(record: dict) -> dict:
         "parameters": record.get("parameters"),
         "models": record["models"],
         "objects": record.get("objects"),
-        "tables": {t: e and {"sha256": e["sha256"], "rows": e["rows"]} for t, e in record["tables"].items()},
+        "tables": {t: e and _table_identity(e) for t, e in record["tables"].items()},
     }
+
+
+def _table_identity(entry: dict) -> dict:
+    """What identifies a frozen table's rows: its canonical export's SHA-256 and row count, or, for a
+    table a recipe decides (Study.derived_tables), its row digest and row count."""
+    if "sha256" in entry:
+        return {"sha256": entry["sha256"], "rows": entry["rows"]}
+    return {"quick": entry["quick"], "rows": entry["rows"]}
 
 
 def describe_changes(recorded: dict, now: dict) -> list[str]:
@@ -826,5 +853,5 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
         if now_tables.get(table) is None:
             changes.append(f"table {table} is missing")
         elif frozen_tables.get(table) != now_tables.get(table):
-            changes.append(f"table {table} differs from its frozen export (edited after the freeze?)")
+            changes.append(f"table {table} differs from its frozen rows (edited after the freeze?)")
     return changes

@@ -150,7 +150,7 @@ def test_query_computing_bm25_gets_array_aggregates_and_others_do_not(tmp_path):
         Runner(wh, project, {"corpus": "tiny"}).run(project.select("+bm25_ranking"))
         raised = perfect_hash_bits(wh.con)
     setting = "current_setting('perfect_ht_threshold')"
-    over_view = rankhouse("query", f"SELECT DISTINCT {setting} FROM models.bm25_ranking", "--db", db, "--format", "csv")
+    over_view = rankhouse("query", f"SELECT DISTINCT {setting} FROM models.bm25_scores", "--db", db, "--format", "csv")
     over_table = rankhouse(
         "query", f"SELECT DISTINCT {setting} FROM models.bm25_weights", "--db", db, "--format", "csv"
     )

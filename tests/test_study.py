@@ -206,7 +206,7 @@ def tamper_input(root: Path, protocol: Path) -> str:
 def tamper_table(root: Path, protocol: Path) -> str:
     with Warehouse(root / "w.duckdb") as wh:
         wh.sql("UPDATE models.measure_requests SET cutoff = 3 WHERE measure = 'P@5'")
-    return "table models.measure_requests differs from its frozen export"
+    return "table models.measure_requests differs from its frozen rows"
 
 
 @pytest.mark.parametrize("tamper", [tamper_model, tamper_parameter, tamper_input, tamper_table])
@@ -234,6 +234,9 @@ def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, m
     prepared_and_frozen(root, protocol)
     frozen = json.loads((root / "freezes" / "gated-1.json").read_text())["tables"]
     assert all(len(entry["quick"]) == 64 for entry in frozen.values())
+    # the loaded inputs by their canonical export; the tables prepare models build by their row digest
+    loaded = sorted(table for table, entry in frozen.items() if "sha256" in entry)
+    assert loaded == ["raw.run_blocks", "raw.runs"] and "models.measure_requests" in frozen
     exported = []
 
     def counted(wh, table, *args):
@@ -246,13 +249,20 @@ def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, m
     with wh:
         freeze = study.freezes()[-1]
         assert study.verify(freeze) == [] and exported == []  # every row digest is the frozen one
-        assert study.verify(freeze, full=True) == [] and sorted(exported) == sorted(frozen)
+        assert study.verify(freeze, full=True) == [] and sorted(exported) == loaded
+        exported.clear()
+        # an edit at the first row digest's sight shows as a change, an edit a canonical export shows too
+        wh.sql("UPDATE raw.runs SET score = score + 1e-13 WHERE rowid = 0")
+        problems = study.verify(freeze)
+    assert exported == ["raw.runs"] and any("table raw.runs differs from its frozen rows" in p for p in problems)
+    with Warehouse(root / "w.duckdb") as wh:
+        wh.sql("UPDATE raw.runs SET score = score - 1e-13 WHERE rowid = 0")
     message = tamper_table(root, protocol)
     exported.clear()
     wh, study = open_study(root, protocol)
     with wh:
         problems = study.verify(study.freezes()[-1])
-    assert exported == ["models.measure_requests"] and any(message in p for p in problems)
+    assert exported == [] and any(message in p for p in problems)
     with Warehouse(root / "w.duckdb") as wh:  # undone: the same rows give the frozen digests again
         wh.sql("UPDATE models.measure_requests SET cutoff = 5 WHERE measure = 'P@5'")
     wh, study = open_study(root, protocol)
@@ -265,8 +275,11 @@ def test_a_freeze_without_row_digests_is_verified_by_its_canonical_exports(env):
     prepared_and_frozen(root, protocol)
     path = root / "freezes" / "gated-1.json"
     record = json.loads(path.read_text())
-    for entry in record["tables"].values():
-        del entry["quick"]  # as an older rankhouse wrote it
+    with Warehouse(root / "w.duckdb") as wh:
+        for table, entry in record["tables"].items():  # as an older rankhouse wrote it: exports, no row digests
+            digest, rows = table_digest(wh, table, ("measure",) if table == "models.measure_requests" else ())
+            assert entry.get("sha256", digest) == digest and entry["rows"] == rows
+            record["tables"][table] = {"sha256": digest, "rows": rows}
     data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
     path.write_bytes(data)
     with Warehouse(root / "w.duckdb") as wh:
