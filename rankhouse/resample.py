@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
+from rankhouse.loaders.lines import numpy_array
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
 from rankhouse.warehouse import Warehouse
 
@@ -28,6 +29,20 @@ def bootstrap_draws(units: int, replicates: int, seed: int) -> np.ndarray:
     (2, 3)
     """
     return np.random.default_rng(seed).integers(0, units, size=(replicates, units), dtype=np.int32)
+
+
+def _plan_table(replicates: int, units: int, unit_column: str, **values: np.ndarray) -> pa.Table:
+    """A plan's rows as Arrow columns, replicate by replicate: replicate, `unit_column` (0 .. units - 1
+    within each replicate), then `values` ([replicates, units] arrays, flattened); built over numpy's
+    buffers (numpy_array: pa.table would import pandas).
+
+    >>> _plan_table(2, 3, "draw", item=np.arange(6, dtype=np.int32).reshape(2, 3)).to_pydict()["draw"]
+    [0, 1, 2, 0, 1, 2]
+    """
+    cells = np.arange(replicates * units, dtype=np.int32)
+    columns = {"replicate": cells // units, unit_column: cells % units}
+    columns |= {name: array.ravel() for name, array in values.items()}
+    return pa.Table.from_arrays([numpy_array(array) for array in columns.values()], names=list(columns))
 
 
 def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray, columns: pa.Table,
@@ -51,11 +66,7 @@ def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int)
     """Make (or keep, if identical) the plan `plan` in raw.resample_plans; one transaction."""
     draws = bootstrap_draws(units, replicates, seed)
     spec = {"kind": "bootstrap", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    columns = pa.table({
-        "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
-        "draw": np.tile(np.arange(units, dtype=np.int32), replicates),
-        "item": draws.ravel(),
-    })  # fmt: skip
+    columns = _plan_table(replicates, units, "draw", item=draws)
     return _store(wh, "raw.resample_plans", plan, spec, draws, columns, "resample.bootstrap")
 
 
@@ -78,11 +89,7 @@ def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int
     """
     signs = sign_flips(units, replicates, seed)
     spec = {"kind": "sign_flip", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    columns = pa.table({
-        "replicate": np.repeat(np.arange(replicates, dtype=np.int32), units),
-        "item": np.tile(np.arange(units, dtype=np.int32), replicates),
-        "sign": signs.ravel(),
-    })  # fmt: skip
+    columns = _plan_table(replicates, units, "item", sign=signs)
     return _store(wh, "raw.permutation_plans", plan, spec, signs, columns, "resample.sign_flip")
 
 
