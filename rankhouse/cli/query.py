@@ -24,7 +24,7 @@ from rankhouse.cli.shell import run_session
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.connection import perfect_hash_bits
+from rankhouse.warehouse.connection import array_aggregate_settings
 from rankhouse.warehouse.dag import Project
 
 StudyOption = Annotated[
@@ -69,7 +69,8 @@ def open_for_analysts(
     wh = Warehouse(db, labels, read_only=True)
     try:
         if array_aggregates:
-            wh.con.execute(f"SET perfect_ht_threshold = {perfect_hash_bits(wh.con)}")
+            for setting, value in array_aggregate_settings(wh.con).items():
+                wh.con.execute(f"SET {setting} = '{value}'")
         if study is not None:
             studied = Study(Protocol.load(study), wh, freezes)
             existing = studied.freezes()

@@ -257,17 +257,24 @@ class Warehouse:
     @contextmanager
     def array_aggregates(self) -> Iterator[None]:
         """For the statements in the block, let DuckDB sum a GROUP BY over a dense integer key into a
-        directly indexed array (perfect_ht_threshold raised to perfect_hash_bits()); DuckDB's default
-        after it. For statements that compute a model marked `aggregate: array`.
+        directly indexed array (perfect_ht_threshold raised to perfect_hash_bits()), and hold DuckDB's
+        own buffers to the part of memory_limit the arrays leave (ARRAY_SHARE): DuckDB allocates the
+        arrays outside its limit. DuckDB's defaults after it. For statements that compute a model marked
+        `aggregate: array`.
 
         >>> with wh.array_aggregates():  # doctest: +SKIP
         ...     wh.sql("CREATE TABLE ranked AS SELECT * FROM models.bm25_ranking")
         """
-        self.con.execute(f"SET perfect_ht_threshold = {perfect_hash_bits(self.con)}")
+        for setting, value in array_aggregate_settings(self.con).items():
+            self.con.execute(f"SET {setting} = '{value}'")
         try:
             yield
         finally:
             self.con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_DEFAULT_BITS}")
+            if self._memory_limit:
+                self._limit_memory(self.con)
+            else:
+                self.con.execute("RESET memory_limit")
 
     def export_lines(self, query: str, params: dict | list | None, path: str | Path) -> None:
         """Write a one-column query's rows to `path`, one line each, in order (through `files`: the
@@ -446,6 +453,7 @@ class Warehouse:
 # `aggregate: array`): the sum's state (a flag and the double, 16 bytes aligned) and an is-set byte.
 PERFECT_HASH_ENTRY_BYTES = 17
 PERFECT_HASH_DEFAULT_BITS = 12  # DuckDB's own perfect_ht_threshold
+ARRAY_SHARE = 1 / 3  # of memory_limit, for a statement's perfect-hash arrays (array_aggregate_settings)
 _SIZE = re.compile(r"^\s*([\d.]+)\s*(bytes|[KMGTP]i?B)?\s*$", re.IGNORECASE)
 
 
@@ -465,21 +473,37 @@ def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
     return int(float(match.group(1)) * (1024 if "I" in unit or power == 0 else 1000) ** power)
 
 
-def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float = 0.5) -> int:
+def array_aggregate_settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The settings a statement that sums into arrays runs under: perfect_ht_threshold raised to
+    perfect_hash_bits(), and memory_limit lowered by the arrays' share (ARRAY_SHARE), since DuckDB
+    allocates them outside its limit. BANKING77's BM25 ranking under the demo's 1500MB peaked at 2,050 MB
+    with the whole limit left to DuckDB's buffers, 1,579 MB with two thirds of it (7.9 s, 8.2 s;
+    2026-12-04).
+
+    >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '1500MB'")
+    >>> array_aggregate_settings(con)
+    {'perfect_ht_threshold': '23', 'memory_limit': '887MiB'}
+    """
+    kept = int(memory_limit_bytes(con) * (1 - ARRAY_SHARE)) >> 20
+    return {"perfect_ht_threshold": str(perfect_hash_bits(con)), "memory_limit": f"{kept}MiB"}
+
+
+def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float | None = None) -> int:
     """The largest key width (in bits) for which DuckDB may aggregate into a directly indexed array
     (a "perfect hash" group-by) instead of a hash table; 12 (DuckDB's default) to 26. BM25 sums
     BANKING77's 30.8M (query, document) pairs in eight parts, each numbering its pairs in 22 bits
     (sql/macros/bm25.sql). DuckDB allocates a part's array whole, once per thread and once more for their
     merge, whatever the number of groups, and outside its memory_limit: so these arrays together are held
-    to half of that limit (a part's fit from about 430 MB up; under a smaller RANKHOUSE_MEMORY_LIMIT BM25
-    sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
+    to a share of that limit (ARRAY_SHARE, a third; a part's fit from about 1GB up; under a smaller
+    RANKHOUSE_MEMORY_LIMIT BM25 sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
     rows over BANKING77's ids takes 1.6 s with the array, 1.5 ms without, so only statements that compute
     a model marked `aggregate: array` get it (array_aggregates).
 
     >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '2GB'")
-    >>> perfect_hash_bits(con)  # 1.86 GiB / 2 over 3 arrays of 17-byte entries: 19.6M entries
-    24
+    >>> perfect_hash_bits(con)  # 1.86 GiB / 3 over 3 arrays of 17-byte entries: 13.1M entries
+    23
     """
+    share_of_limit = ARRAY_SHARE if share_of_limit is None else share_of_limit
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     arrays = threads + 1
     entries = memory_limit_bytes(con) * share_of_limit / (arrays * PERFECT_HASH_ENTRY_BYTES)
