@@ -39,9 +39,13 @@ def _plan_table(replicates: int, units: int, unit_column: str, **values: np.ndar
     >>> _plan_table(2, 3, "draw", item=np.arange(6, dtype=np.int32).reshape(2, 3)).to_pydict()["draw"]
     [0, 1, 2, 0, 1, 2]
     """
-    cells = np.arange(replicates * units, dtype=np.int32)
-    columns = {"replicate": cells // units, unit_column: cells % units}
-    columns |= {name: array.ravel() for name, array in values.items()}
+    shape = (replicates, units)
+    columns = {
+        "replicate": np.broadcast_to(np.arange(replicates, dtype=np.int32)[:, None], shape),
+        unit_column: np.broadcast_to(np.arange(units, dtype=np.int32), shape),
+        **values,
+    }
+    columns = {name: np.ascontiguousarray(array).ravel() for name, array in columns.items()}
     return pa.Table.from_arrays([numpy_array(array) for array in columns.values()], names=list(columns))
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -317,3 +318,15 @@ def test_cli_export_and_validate(lanes_db, tmp_path):
     assert "error: 1 problem in 1 file(s)" in done.stderr
     done = rankhouse("runs", "validate", *good, "--doc-pattern", "d(")
     assert done.returncode == 2 and "RE2 syntax" in done.stderr and "Traceback" not in done.stderr
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=200))
+def test_duckdb_writes_a_double_as_pythons_repr(values):
+    # the run writers (rankhouse/studies/common.py write_runs) let DuckDB write each score, as
+    # CAST(score AS VARCHAR); the recorded run files were written with Python's repr: the same text
+    # for any double, float32 cosines cast to double included
+    values += [float(np.float32(v)) for v in values if abs(v) < 3e38] + [0.1, 1e16, 1e-5, -0.0, 2.0**53]
+    with Warehouse(":memory:") as wh:
+        shown = wh.sql("SELECT CAST(x AS VARCHAR) FROM unnest(?::DOUBLE[]) AS t(x)", [values])
+    assert [text for (text,) in shown] == [repr(v) for v in values]

@@ -81,29 +81,18 @@ def run_files(folder: Path, systems: list[str]) -> dict[str, Path]:
 
 def write_runs(study: Study, folder: Path, sql: str, params: list | None = None) -> list[Path]:
     """Write `folder/<system>.run` (run_files) for every system of a query's (system, qid, docno, rank,
-    score) rows, in the query's order, as six-field TREC runs tagged with the system (scores at full
-    precision)."""
+    score, query_order) rows, queries in query_order and each query's documents by rank, as six-field
+    TREC runs tagged with the system. DuckDB writes the lines: a score as the shortest text that reads
+    back as the same double, as Python's repr writes it (tests/test_runfiles.py)."""
     folder.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    systems: list[str] = []
-    handle, current = None, None
-    cursor = study.wh.con.execute(sql, params)
-    try:
-        while rows := cursor.fetchmany(100_000):  # the rows come ordered by system: one file at a time
-            for system, qid, doc, rank, score in rows:
-                if system != current:
-                    if handle is not None:
-                        handle.close()
-                    current = system
-                    systems.append(system)
-                    written.append(run_files(folder, systems)[system])
-                    handle = written[-1].open("w")
-                handle.write(f"{qid} Q0 {doc} {rank} {score!r} {system}\n")
-    finally:
-        if handle is not None:
-            handle.close()
-        cursor.fetchall()  # DuckDB 2: a result left open blocks the connection's next statement
-    return written
+    rows = f"({sql}) AS rh_rows(system, qid, docno, rank, score, query_order)"
+    systems = [system for (system,) in study.wh.sql(f"SELECT DISTINCT system FROM {rows} ORDER BY system", params)]
+    files = run_files(folder, systems)
+    line = "concat_ws(' ', qid, 'Q0', docno, rank, CAST(CAST(score AS DOUBLE) AS VARCHAR), system)"
+    for system in systems:
+        query = f"SELECT {line} FROM {rows} WHERE system = ? ORDER BY query_order, rank"
+        study.wh.export_lines(query, [*(params or []), system], files[system])
+    return [files[system] for system in systems]
 
 
 def measure_block(rows: list[tuple]) -> dict:

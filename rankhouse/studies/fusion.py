@@ -93,10 +93,9 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     return written + write_runs(
         study,
         out / "runs",
-        "SELECT r.rule, q.qid, d.doc_id, r.rank, r.score FROM models.fused_rankings AS r "
+        "SELECT r.rule, q.qid, d.doc_id, r.rank, r.score, r.query_row FROM models.fused_rankings AS r "
         "JOIN models.queries AS q ON q.corpus = r.corpus AND q.query_row = r.query_row "
-        "JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.doc_row "
-        "ORDER BY r.rule, r.query_row, r.rank",
+        "JOIN models.documents AS d ON d.corpus = r.corpus AND d.doc_row = r.doc_row",
     )
 
 

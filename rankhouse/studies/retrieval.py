@@ -80,8 +80,8 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     return written + write_runs(
         study,
         out / "runs",
-        "SELECT r.method, r.qid, r.doc_id, r.rank, r.score FROM models.retrieval_runs AS r "
-        "JOIN models.queries AS q ON q.corpus = r.corpus AND q.qid = r.qid ORDER BY r.method, q.query_row, r.rank",
+        "SELECT r.method, r.qid, r.doc_id, r.rank, r.score, q.query_row FROM models.retrieval_runs AS r "
+        "JOIN models.queries AS q ON q.corpus = r.corpus AND q.qid = r.qid",
     )
 
 
