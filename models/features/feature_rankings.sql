@@ -1,5 +1,5 @@
 -- name: feature_rankings
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: system, corpus, query_key, rank
 -- audits:
@@ -29,6 +29,7 @@ ranked AS (
     FROM feature_scores
 )
 
-SELECT 'bm25' AS system, corpus, query_row AS query_key, doc_row AS doc_key, rank, score FROM models.bm25_ranking
+SELECT 'bm25' AS system, {{ corpus | literal }} AS corpus, query_row AS query_key, doc_row AS doc_key, rank, score
+FROM models.bm25_ranking
 UNION ALL
 SELECT system, {{ corpus | literal }} AS corpus, query_row AS query_key, doc_row AS doc_key, rank, score FROM ranked
