@@ -113,7 +113,7 @@ def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
 
 
 def test_under_a_small_memory_limit_bm25_sums_in_a_hash_table_to_the_same_scores(banking):
-    # The arrays (one per part of the queries: 22 bits for BANKING77's eight parts) are held to half of
+    # The arrays (one per part of the queries: 22 bits for BANKING77's eight parts) are held to a third of
     # DuckDB's memory_limit: under 256MB BM25 sums in DuckDB's hash table, which spills, to the same scores.
     model = Project.load().models["bm25_scores"]
     sql = render(model, {"corpus": "banking77"})

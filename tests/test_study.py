@@ -251,7 +251,7 @@ def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, m
         assert study.verify(freeze) == [] and exported == []  # every row digest is the frozen one
         assert study.verify(freeze, full=True) == [] and sorted(exported) == loaded
         exported.clear()
-        # an edit at the first row digest's sight shows as a change, an edit a canonical export shows too
+        # an edited loaded table: its row digest differs, so it is exported again, and its export differs
         wh.sql("UPDATE raw.runs SET score = score + 1e-13 WHERE rowid = 0")
         problems = study.verify(freeze)
     assert exported == ["raw.runs"] and any("table raw.runs differs from its frozen rows" in p for p in problems)

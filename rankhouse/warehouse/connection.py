@@ -263,7 +263,7 @@ class Warehouse:
         `aggregate: array`.
 
         >>> with wh.array_aggregates():  # doctest: +SKIP
-        ...     wh.sql("CREATE TABLE ranked AS SELECT * FROM models.bm25_ranking")
+        ...     wh.sql("CREATE TABLE scored AS SELECT * FROM models.bm25_scores")
         """
         for setting, value in array_aggregate_settings(self.con).items():
             self.con.execute(f"SET {setting} = '{value}'")
@@ -271,10 +271,8 @@ class Warehouse:
             yield
         finally:
             self.con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_DEFAULT_BITS}")
-            if self._memory_limit:
-                self._limit_memory(self.con)
-            else:
-                self.con.execute("RESET memory_limit")
+            self.con.execute("RESET memory_limit")
+            self._limit_memory(self.con)
 
     def export_lines(self, query: str, params: dict | list | None, path: str | Path) -> None:
         """Write a one-column query's rows to `path`, one line each, in order (through `files`: the
@@ -476,8 +474,8 @@ def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
 def array_aggregate_settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """The settings a statement that sums into arrays runs under: perfect_ht_threshold raised to
     perfect_hash_bits(), and memory_limit lowered by the arrays' share (ARRAY_SHARE), since DuckDB
-    allocates them outside its limit. BANKING77's BM25 ranking under the demo's 1500MB peaked at 2,050 MB
-    with the whole limit left to DuckDB's buffers, 1,579 MB with two thirds of it (7.9 s, 8.2 s;
+    allocates them outside its limit. BANKING77's BM25 ranking under the demo's 1500MB peaked at 2,051 MB
+    with the whole limit left to DuckDB's buffers, 1,516 MB with these settings (7.5 s, 8.1 s;
     2026-12-04).
 
     >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '1500MB'")
@@ -488,7 +486,7 @@ def array_aggregate_settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {"perfect_ht_threshold": str(perfect_hash_bits(con)), "memory_limit": f"{kept}MiB"}
 
 
-def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float | None = None) -> int:
+def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float = ARRAY_SHARE) -> int:
     """The largest key width (in bits) for which DuckDB may aggregate into a directly indexed array
     (a "perfect hash" group-by) instead of a hash table; 12 (DuckDB's default) to 26. BM25 sums
     BANKING77's 30.8M (query, document) pairs in eight parts, each numbering its pairs in 22 bits
@@ -503,7 +501,6 @@ def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float | No
     >>> perfect_hash_bits(con)  # 1.86 GiB / 3 over 3 arrays of 17-byte entries: 13.1M entries
     23
     """
-    share_of_limit = ARRAY_SHARE if share_of_limit is None else share_of_limit
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     arrays = threads + 1
     entries = memory_limit_bytes(con) * share_of_limit / (arrays * PERFECT_HASH_ENTRY_BYTES)

@@ -32,7 +32,8 @@ CAST(round(
     `parts`), each its own join and GROUP BY, over pair numbers of its own, (key // parts) * documents +
     doc_row: DuckDB runs a join over tables this small on one thread and the parts on as many, and a
     part's numbers span 1/parts of the range, so its array is that much smaller (BANKING77's 30.8M sums
-    under the demo's 1500MB: 8.5 s in one part, in a hash table; 1.8 s in eight, in arrays; 2026-12-04). -#}
+    under the demo's 1500MB: 8.5 s in one part, in a hash table; 1.8-2.6 s in eight, in arrays;
+    2026-12-04). -#}
 {% macro bm25_sums(query_terms, queries, key, corpus, documents=none, parts=1) -%}
 WITH collection AS (
     SELECT documents FROM models.bm25_collection WHERE corpus = {{ corpus | literal }}
@@ -83,8 +84,7 @@ JOIN models.bm25_weights AS w ON w.term = q.term
 JOIN {{ documents }} AS scored ON scored.corpus = w.corpus AND scored.doc_row = w.doc_row
 {%- endif %}
 CROSS JOIN collection AS c
-WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}
-{%- if parts > 1 %} AND q.{{ key }} % {{ parts }} = {{ part }}{% endif %}
+WHERE q.corpus = {{ corpus | literal }} AND w.corpus = {{ corpus | literal }}{{ _in_part(key, part, parts) }}
 {%- endmacro %}
 
 {#- Every pair of a query of part `part` once with weight 0, so that a pair without a common term still
@@ -94,11 +94,15 @@ SELECT {{ _part_key(key, parts) }} * c.documents + d.doc_row AS pair, CAST(0 AS 
 FROM {{ queries }} AS q
 CROSS JOIN {{ documents or 'models.documents' }} AS d
 CROSS JOIN collection AS c
-WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}
-{%- if parts > 1 %} AND q.{{ key }} % {{ parts }} = {{ part }}{% endif %}
+WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}{{ _in_part(key, part, parts) }}
 {%- endmacro %}
 
 {#- A query's number within its part: its key, or key // parts when the queries are summed in parts. -#}
 {% macro _part_key(key, parts) -%}
 {% if parts > 1 %}(q.{{ key }} // {{ parts }}){% else %}q.{{ key }}{% endif %}
+{%- endmacro %}
+
+{#- The condition that a query is in part `part`, when the queries are summed in parts. -#}
+{% macro _in_part(key, part, parts) -%}
+{% if parts > 1 %} AND q.{{ key }} % {{ parts }} = {{ part }}{% endif %}
 {%- endmacro %}
