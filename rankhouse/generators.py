@@ -10,7 +10,9 @@ loaders.LOADERS).
 
 A generator function takes (context, key, options): the Context gives it the warehouse, the study's
 `say` and progress bars, a shared encoder and a way to build models first; it writes label-free
-tables only (the labels file is detached during prepare) and reports what it did through `say`.
+tables only (the labels are never opened during prepare), reports what it did through `say`, and names
+the rows it made (or found made already) with `produced(table, key, source)`: the key columns' values
+and the meta.sources name of their content, which become part of the study's slice of the inputs.
 Modules are imported when a protocol uses their kind, so the core imports no study.
 """
 
@@ -36,6 +38,8 @@ class Context:
     progress_bar: Callable[[str], Callable[[int, int], None]]
     build: Callable[[str], None]  # build the models a dbt-style selection names, e.g. "+lane_chunks"
     meter: Callable[..., Meter] = SILENT.meter  # a sink's rows meter (an extraction's progress)
+    # the rows a generator made: produced("raw.resample_plans", {"plan": key}, key), into the study's slice
+    produced: Callable[[str, dict, str | None], None] = lambda table, key, source: None
     _encoder: object | None = field(default=None, repr=False)
 
     @property

@@ -313,3 +313,4 @@ def generate_passage_scores(context, key: str, options: dict) -> None:  # noqa: 
     context.build("+lane_chunks")
     bar = context.progress_bar(f"encoding {corpus} passages")
     context.say(str(score_passages(context.wh, corpus, str(options["scorer"]), progress=bar)))
+    context.produced("raw.passage_scores", {"corpus": corpus}, corpus)

@@ -130,6 +130,7 @@ def generate_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - g
     """The `resample_plan` generator: plan `key` over the queries of `options["corpus"]`, in row order."""
     units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
     context.say(str(store_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))))
+    context.produced("raw.resample_plans", {"plan": key}, key)
 
 
 def generate_cluster_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
@@ -146,6 +147,7 @@ def generate_cluster_plan(context, key: str, options: dict) -> None:  # noqa: AN
                              f"(groups, group rows, rows to the last: {rows})")  # fmt: skip
     plan = store_plan(context.wh, key, rows[0], int(options["replicates"]), int(options["seed"]))
     context.say(str(plan))
+    context.produced("raw.resample_plans", {"plan": key}, key)
 
 
 def generate_permutation_plan(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
@@ -153,8 +155,10 @@ def generate_permutation_plan(context, key: str, options: dict) -> None:  # noqa
     units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
     plan = store_permutation_plan(context.wh, key, units, int(options["replicates"]), int(options["seed"]))
     context.say(str(plan))
+    context.produced("raw.permutation_plans", {"plan": key}, key)
 
 
 def generate_panel(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
     """The `null_panel` generator: panel `key` of `options["size"]` documents of `options["corpus"]`."""
     context.say(str(store_panel(context.wh, key, str(options["corpus"]), int(options["size"]), int(options["seed"]))))
+    context.produced("raw.null_panels", {"panel": key}, key)

@@ -19,13 +19,20 @@ models of each stage:
     prepare = "+run_ranking"              # dbt-style selections
     evaluate = "+run_measures"
 
-prepare  loads the non-label inputs and builds the prepare models; the labels file is not attached.
-freeze   writes `<freezes>/<study>-<n>.json`: the protocol's, inputs' and prepare models' hashes and
-         the SHA-256 of every prepare output's canonical export; never overwritten. A changed study
+prepare  loads the non-label inputs and builds the prepare models in the study's namespace; no label
+         input is read, hashed or measured (layout: rankhouse/warehouse/layout.py).
+freeze   writes `<freezes>/<study>-<n>.json`: the protocol's, inputs' and prepare models' hashes, the
+         digests of every frozen table, and the evaluate plan (every evaluate model's plan fingerprint
+         and the measures asked for); never overwritten. A changed study, its evaluate plan included,
          needs `--supersedes <previous> --reason TEXT`.
-evaluate checks all of it again; only if nothing changed are the labels loaded and attached
-         read-only as `gate`, the evaluate models run, and their outputs copied to `results.*` under
-         the freeze id, beside the results of earlier freezes.
+evaluate checks all of it again; only if nothing changed are the labels loaded (into the study's own
+         labels file) and opened as `gate`, the evaluate models built there, and the results (the
+         evaluate tables that hold no label rows) copied to `results.*` under the freeze id, beside
+         the results of earlier freezes.
+
+A study lives in its own namespace of the warehouse: its models, its slice of the shared inputs (the
+rows its inputs and generators wrote: namespace.sql's meta.loads), its results and freezes, and its
+labels; running another study in the same warehouse changes nothing of it.
 
 A study's stages run on an engine (`--engine spark`: rankhouse/warehouse/spark.py), which is no part of a
 fingerprint or a freeze: a study prepared on one engine verifies and evaluates on the other.
@@ -34,6 +41,8 @@ fingerprint or a freeze: a study prepared on one engine verifies and evaluates o
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,7 +54,7 @@ import rankhouse
 from rankhouse.errors import RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
-from rankhouse.loaders.sources import sha256_bytes, sha256_file
+from rankhouse.loaders.sources import expecting, sha256_bytes, sha256_file
 from rankhouse.paths import MODELS_DIR
 from rankhouse.progress import SILENT, Progress
 from rankhouse.warehouse import Warehouse
@@ -55,14 +64,14 @@ from rankhouse.warehouse.freeze import (
     CANONICAL_EXPORT,
     Freeze,
     check_recorded,
-    frozen_otherwise,
     read_freezes,
     row_digest,
     table_digest,
     write_freeze,
 )
+from rankhouse.warehouse.layout import check_namespace
 from rankhouse.warehouse.render import literal
-from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, model_objects, user_functions
+from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, model_objects, object_kind, user_functions
 
 
 @dataclass(frozen=True)
@@ -150,8 +159,12 @@ class Protocol:
                 need(entry, option, f"generate.{key}")
             generated.append(Generated(key, kind, {k: v for k, v in entry.items() if k != "kind"}))
         name = str(need(study, "name", "study"))
-        if not name.replace("_", "").replace("-", "").isalnum():
-            raise RankhouseError(f"protocol {path}: study name {name!r} may use letters, digits, - and _ only")
+        if name == "default":
+            raise RankhouseError(f"protocol {path}: study name 'default' is the namespace of commands run outside a study")
+        try:
+            check_namespace(name)
+        except RankhouseError as exc:
+            raise RankhouseError(f"protocol {path}: {exc}") from None
         return cls(
             name=name,
             description=str(study.get("description", "")),
@@ -166,19 +179,19 @@ class Protocol:
         )
 
 
-def freezes_dir_for(db: str) -> Path:
-    """Default place for freeze files: `freezes/` beside the warehouse file (or the current directory)."""
-    return (Path(db).resolve().parent if db != ":memory:" else Path.cwd()) / "freezes"
-
-
 def outputs_dir_for(db: str, study: str) -> Path:
-    """Default place for a study's outputs: `out/<study>/` beside the warehouse file (or the current
-    directory), beside freezes/; one folder per study, never shared.
+    """Default place for a study's outputs: `<warehouse>.d/out/<study>/` (layout.py; the current directory's
+    `out/<study>/` for a `:memory:` warehouse): they belong to the warehouse, as its freezes do, and one
+    folder holds one study's outputs.
 
     >>> outputs_dir_for("/data/rankhouse.duckdb", "trec_sample")
-    PosixPath('/data/out/trec_sample')
+    PosixPath('/data/rankhouse.d/out/trec_sample')
     """
-    return freezes_dir_for(db).parent / "out" / study
+    from rankhouse.warehouse.layout import MEMORY, Layout
+
+    if db == MEMORY:
+        return Path.cwd() / "out" / study
+    return Layout.of(db).out / study
 
 
 @dataclass
@@ -219,14 +232,19 @@ class Study:
     ) -> None:
         self.protocol = protocol
         self.wh = wh
+        wh.use(protocol.name)  # the study's namespace: its models, slice of the inputs, results and labels
         # Where the models are computed (DuckDB, or SparkEngine for --engine spark; the caller closes it).
         # No stage depends on it: fingerprints, freezes and the gate are the warehouse's on either engine.
         self.engine = engine or DuckDBEngine()
-        self.freezes_dir = freezes or freezes_dir_for(wh.path)
+        self.freezes_dir = freezes or wh.layout.freezes
         # Models are rendered with the protocol's parameters and `study`, its name (the study column of
         # the shared rankings, judgments and measures), where a model declares it.
         self.parameters = {"study": protocol.name, **protocol.parameters}
-        self.project = project or Project.load(params=self.parameters, closure=study_models(protocol))
+        if project is None:
+            project = Project.load(params=self.parameters, closure=study_models(protocol))
+        elif project.params != self.parameters:  # its graph read with other parameters (a model's source may
+            project = Project.load(project.models_dir, params=self.parameters)  # switch on one): read it again
+        self.project = project
         if not any("study" in m.parameters for m in self.project.models.values()):
             self.parameters.pop("study")
         self.progress = progress or SILENT  # notes, model lines, loads and bars (rankhouse/progress.py)
@@ -266,19 +284,34 @@ class Study:
         return found
 
     def _register(self) -> None:
+        """Record the protocol in the study's namespace (it names the study's labels file too)."""
+        if self.wh.sql("SELECT protocol_path FROM meta.studies WHERE study = ?", [self.protocol.name]) == [
+            (str(self.protocol.path),)
+        ]:
+            return
         with self.wh.transaction():
             self.wh.sql("DELETE FROM meta.studies WHERE study = ?", [self.protocol.name])
             self.wh.sql(
                 "INSERT INTO meta.studies VALUES (?, ?, current_localtimestamp())",
                 [self.protocol.name, str(self.protocol.path)],
             )
-        self.wh.bind_labels()
+
+    @property
+    def label_inputs(self) -> tuple[Input, ...]:
+        return tuple(i for i in self.protocol.inputs if i.is_label)
+
+    @property
+    def data_inputs(self) -> tuple[Input, ...]:
+        """The inputs that are not labels: read, hashed and loaded from the prepare stage on."""
+        return tuple(i for i in self.protocol.inputs if not i.is_label)
 
     def check_inputs(self, inputs: tuple[Input, ...] | None = None) -> dict[str, str]:
-        """SHA-256 of every input file, which must match the protocol; an error names each that does not."""
+        """SHA-256 of the input files (by default the label-free ones: a label file is read only once the
+        freeze verifies), which must match the protocol; an error names each that does not."""
         found, problems = {}, []
-        hashed = self._hash_inputs(inputs or self.protocol.inputs)
-        for item in inputs or self.protocol.inputs:
+        inputs = self.data_inputs if inputs is None else inputs
+        hashed = self._hash_inputs(inputs)
+        for item in inputs:
             digest = hashed[item.key]
             if isinstance(digest, OSError):
                 problems.append(f"input {item.key}: cannot read {item.path} ({digest.strerror})")
@@ -292,17 +325,26 @@ class Study:
             raise RankhouseError("the inputs do not match the protocol:\n  " + "\n  ".join(problems))
         return found
 
-    def _load(self, inputs: list[Input]) -> list[tuple[Input, LoadResult]]:
-        """Load each input (a no-op for bytes already loaded). Bytes loaded before without a recorded
-        content digest (outside a study, or by an older rankhouse) are loaded again from the verified
-        file, so that every digest this study records is of the rows its file produces."""
+    def _load(self, inputs: tuple[Input, ...]) -> list[tuple[Input, LoadResult]]:
+        """Load each input (a no-op for bytes already loaded), each file read once: the loader hashes the
+        bytes it parses and the load is refused, before it writes, unless they are the protocol's
+        (loaders.sources.expecting); a file that is not a regular file (a pipe, a device) is refused.
+        Bytes loaded before without a recorded content digest (outside a study, or by an older
+        rankhouse) are loaded again from the file, so that every digest this study records is of the
+        rows its file produces."""
         loaded = []
         for item in inputs:
+            _check_regular(item)
             result = self._load_one(item)
             if result.status == "unchanged" and self._recorded(item, result.table, result.name)[0] is None:
                 self._forget_load(item, result)
                 result = self._load_one(item)
                 self.say(f"{item.path}: loaded again, to record the content of its rows")
+            if result.sha256 != item.sha256:
+                raise RankhouseError(
+                    f"input {item.key}: {item.path} was loaded with SHA-256 {result.sha256}, the protocol expects "
+                    f"{item.sha256}"
+                )
             self.progress.loaded(result)
             loaded.append((item, result))
         return loaded
@@ -324,7 +366,7 @@ class Study:
 
     def _load_one(self, item: Input) -> LoadResult:
         loader = LOADERS[item.loader]
-        with self.progress.loading(_shown(item.path)):
+        with self.progress.loading(_shown(item.path)), expecting(item.sha256, _shown(item.path)):
             return loader.load(self.wh, item.path, item.name) if item.name else loader.load(self.wh, item.path)
 
     def _forget_load(self, item: Input, result: LoadResult) -> None:
@@ -336,6 +378,48 @@ class Study:
                 )
         else:
             self.wh.sql("DELETE FROM meta.sources WHERE table_name = ? AND name = ?", [result.table, result.name])
+
+    # -- the study's slice of the inputs ----------------------------------------------------------
+    def _record_slice(self, rows: list[tuple[str, dict, str | None, str]], origin: str) -> None:
+        """Replace the ledger rows of `origin` (`inputs.`: every input; `generate.<key>`: one generator) of
+        the study's slice (meta.loads: table, key, source name, origin) by `rows`, and make the
+        namespace's raw.* views show the slice's rows and no others."""
+        with self.wh.transaction():
+            if origin.endswith("."):
+                self.wh.sql("DELETE FROM meta.loads WHERE starts_with(origin, ?)", [origin])
+            else:
+                self.wh.sql("DELETE FROM meta.loads WHERE origin = ?", [origin])
+            for table, key, source, where in sorted({(t, json.dumps(k, sort_keys=True), s, o) for t, k, s, o in rows}):
+                self.wh.sql("INSERT INTO meta.loads VALUES (?, ?, ?, ?)", [table, key, source, where])
+            self._slice_views()
+
+    def record_generated(self, key: str, rows: list[tuple[str, dict, str | None]]) -> None:
+        """Record what generator `key` made (outside prepare: `rankhouse features extract`) in the study's
+        slice of the inputs."""
+        self._record_slice([(table, k, source, f"generate.{key}") for table, k, source in rows], f"generate.{key}")
+
+    def _slice_views(self) -> None:
+        """raw.<table> of the namespace: the inputs' rows of the study's slice (every raw table; no row of a
+        table the study writes nothing into)."""
+        ns = self.wh.catalog
+        keys: dict[str, set[str]] = {}
+        for table, key in self.wh.sql("SELECT table_name, key FROM meta.loads"):
+            condition = " AND ".join(f'"{c}" = {literal(str(v))}' for c, v in sorted(json.loads(key).items()))
+            keys.setdefault(table, set()).add(f"({condition})")
+        self.wh.sql(f"CREATE SCHEMA IF NOT EXISTS {ns}.raw")
+        tables = self.wh.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'inputs' AND schema_name = 'raw'")
+        for (name,) in sorted(tables):
+            where = " OR ".join(sorted(keys.get(f"raw.{name}", ()))) or "false"
+            self.wh.sql(f'CREATE OR REPLACE VIEW {ns}.raw."{name}" AS SELECT * FROM inputs.raw."{name}" WHERE {where}')
+
+    def _slice_of(self, loaded: list[tuple[Input, LoadResult]]) -> list[tuple[str, dict, str | None, str]]:
+        """The ledger rows of loads: every table the loader writes, keyed by the name it loaded under."""
+        return [
+            (table, {column: result.name}, result.name, f"inputs.{item.key}")
+            for item, result in loaded
+            for table, column in LOADERS[item.loader].writes
+            if column is not None and table.startswith("raw.")
+        ]
 
     # -- loaded rows, by content ------------------------------------------------------------------
     def _loaded_rows(self, item: Input, name: str) -> list[str]:
@@ -426,62 +510,68 @@ class Study:
                         self.wh.sql("DELETE FROM labels.meta.sources WHERE sha256 = ? AND loader = ?",
                                     [item.sha256, item.loader])  # fmt: skip
             else:
-                self.wh.sql("DELETE FROM meta.sources WHERE sha256 = ? AND loader = ?", [item.sha256, item.loader])
+                with self.wh.writing_inputs():
+                    self.wh.sql("DELETE FROM meta.sources WHERE sha256 = ? AND loader = ?", [item.sha256, item.loader])
             self.wh.sql("DELETE FROM meta.source_contents WHERE sha256 = ?", [item.sha256])
 
     # -- stages -----------------------------------------------------------------------------------
-    def load_inputs(self, reload: bool = False) -> None:
-        """Load the non-label inputs, with the labels file detached: the first step of prepare (and of
-        `rankhouse features extract`). Loaded rows that were edited since are refused (before anything
-        is written); `reload` loads every input again from its verified file instead."""
-        self.check_inputs()
+    def load_inputs(self, reload: bool = False) -> list[tuple[Input, LoadResult]]:
+        """Load the label-free inputs (the first step of prepare, and of `rankhouse features extract`): rows
+        edited since they were loaded are refused (before anything is written), `reload` loads every input
+        again from its file instead. No label input is read, hashed or measured here."""
+        for item in self.data_inputs:  # refused before anything is written
+            _check_regular(item)
         if reload:
             self.reload()
         problems = self.content_problems()
         if problems:
             raise RankhouseError(f"study {self.protocol.name} cannot be prepared:\n  " + "\n  ".join(problems))
-        self._register()
         self.wh.close_gate()
-        self._record_contents(self._load([i for i in self.protocol.inputs if not i.is_label]))
+        with self.wh.writing_inputs():
+            loaded = self._load(self.data_inputs)
+        self._register()
+        self._record_slice(self._slice_of(loaded), "inputs.")
+        self._record_contents(loaded)
+        return loaded
 
     def prepare(self, reload: bool = False) -> list[ModelRun]:
-        """Load the non-label inputs (load_inputs), make the generated tables and build the prepare
-        models, then their companion views, with the labels file detached."""
+        """Load the label-free inputs (load_inputs), make the generated tables and build the prepare
+        models, then their companion views; the labels are not opened. Published for readers at the end."""
         self.load_inputs(reload)
         self._generate()
         assert "gate" not in self.wh.attached()
-        self._note_other_freezes()
-        return self.runner().run(self.prepare_models + self.companions, progress=self.progress)
-
-    def _note_other_freezes(self) -> None:
-        """Say which models this prepare rebuilds that another study's latest freeze covers as built
-        otherwise: studies in one warehouse share model tables by name, so that study will need its own
-        prepare (and a new freeze check) again before it evaluates."""
-        runner = self.runner()
-        others = frozen_otherwise(self.wh, self.prepare_models, runner.fingerprint, besides=self.protocol.name)
-        changed = sorted(others)
-        if changed:
-            freezes = ", ".join(sorted(set(others.values())))
-            self.progress.say(
-                f"note: this prepare rebuilds {', '.join(changed)}, which freeze {freezes} covers as built for its "
-                "study (other parameters or inputs): studies in one warehouse share model tables, so that study "
-                "needs `rankhouse study prepare` again before it evaluates (or a warehouse of its own)"
-            )
+        runs = self.runner().run(self.prepare_models + self.companions, progress=self.progress)
+        self.wh.publish()
+        return runs
 
     def _generate(self) -> None:
-        """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...)."""
-
+        """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...),
+        each added to the study's slice as it is made (a generator may build models that read it)."""
         def build(spec: str) -> None:
             self.runner().run(self.project.select(spec), progress=self.progress)
 
-        context = Context(self.wh, self.progress.say, self.progress.bar, build, self.progress.meter)
-        for item in self.protocol.generated:
-            GENERATORS[item.kind].run(context, item.key, item.options)
+        keys = [f"generate.{item.key}" for item in self.protocol.generated]
+        self.wh.sql("DELETE FROM meta.loads WHERE origin LIKE 'generate.%' AND NOT list_contains(?, origin)", [keys])
+        with self.wh.writing_inputs():
+            for item in self.protocol.generated:
+                produced: list[tuple[str, dict, str | None, str]] = []
+
+                def made(table: str, key: dict, source: str | None, origin: str = f"generate.{item.key}") -> None:
+                    produced.append((table, key, source, origin))  # noqa: B023 - used within the iteration
+
+                context = Context(self.wh, self.progress.say, self.progress.bar, build, self.progress.meter, made)
+                GENERATORS[item.kind].run(context, item.key, item.options)
+                if not produced:
+                    raise RankhouseError(
+                        f"[generate.{item.key}] ({item.kind}) named none of the rows it made (Context.produced): "
+                        "the study's slice of the inputs would leave them out"
+                    )
+                self._record_slice(produced, f"generate.{item.key}")
 
     def snapshot(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None, full: bool = False) -> dict:
         """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables
         (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry
-        unless `full`: _table_digests)."""
+        unless `full`: _table_digests), and the evaluate plan."""
         runner = self.runner()
         models = {}
         built = runner.last_builds(self.prepare_models)
@@ -494,32 +584,40 @@ class Study:
             models[name] = fingerprint
         return {
             "protocol": {"path": _shown(self.protocol.path), "sha256": self.protocol.sha256},
-            "inputs": self._input_record(self.check_inputs()),
+            "inputs": self._input_record({**self.check_inputs(), **{i.key: i.sha256 for i in self.label_inputs}}),
             "parameters": self.protocol.parameters,
             "models": models,
             "objects": self._object_digests(),
             "tables": self._table_digests(export, known, full),
+            "plan": self.plan(runner),
         }
 
+    def plan(self, runner: Runner | None = None) -> dict:
+        """The evaluate plan a freeze records: every evaluate model's plan fingerprint (its SQL, parameters
+        and parents, not the labels: Runner.plan_fingerprint) and the measures the protocol asks for, as
+        the registry reads them."""
+        from rankhouse.measures import parse_measures
+
+        runner = runner or self.runner()
+        measures = self.protocol.parameters.get("measures")
+        asked = [m.canonical for m in parse_measures(list(measures))] if measures else []
+        return {"evaluate": {name: runner.plan_fingerprint(name) for name in self.evaluate_models}, "measures": asked}
+
     def _object_digests(self) -> dict[str, str | None]:
-        """SHA-256 of every prepare model's view or table definition in the warehouse's catalog."""
+        """SHA-256 of every prepare model's view or table definition in the namespace's catalog."""
         objects = model_objects(self.wh)
-        return {name: objects.get(name, {}).get(self.project.models[name].materialized) for name in self.prepare_models}
+        return {name: objects.get(name, {}).get(object_kind(self.project.models[name])) for name in self.prepare_models}
 
     def derived_tables(self) -> set[str]:
         """The frozen tables whose rows a recipe decides, which a freeze identifies by their row digest
         instead of a canonical export: those prepare models build (the recipe: the model's fingerprint,
-        in the freeze's `models`) and raw tables that only generators wrote (vectors, seeded plans: each
-        one's recipe and digest in meta.sources, part of the fingerprint of every model that reads it)."""
+        in the freeze's `models`) and raw tables of which the study's slice holds only generated rows
+        (vectors, seeded plans: each one's recipe and digest in meta.sources, part of the fingerprint of
+        every model that reads it)."""
         models = (self.project.models[name] for name in self.prepare_models)
         derived = {model.table for model in models if model.materialized == "table"}
-        raw = [table for table in self.frozen_tables() if table.startswith("raw.")]
-        writers = self.wh.sql(
-            "SELECT table_name, list(DISTINCT loader) FROM meta.sources WHERE list_contains(?, table_name) GROUP BY 1",
-            [raw],
-        )
-        return derived | {table for table, loaders in writers if not any(name in LOADERS for name in loaders)}
-
+        origins = self.wh.sql("SELECT table_name, list(DISTINCT origin) FROM meta.loads GROUP BY 1")
+        return derived | {table for table, kinds in origins if all(o.startswith("generate.") for o in kinds)}
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
         every raw table that a model of either stage reads (all label-free: labels never enter raw.*).
@@ -589,7 +687,8 @@ class Study:
             raise RankhouseError(f"study {self.protocol.name} has no freeze to supersede")
         if latest is not None:
             if supersedes is None:
-                changes = "; ".join(describe_changes(latest.record, snapshot))
+                unplanned = [] if latest.record.get("plan") else [f"{latest.freeze_id} records no evaluate plan"]
+                changes = "; ".join(describe_changes(latest.record, snapshot) + unplanned)
                 raise RankhouseError(
                     f"study {self.protocol.name} is frozen as {latest.freeze_id} and has changed since ({changes}). "
                     f"A correction is a new freeze: rankhouse study freeze {self.protocol.path} "
@@ -617,6 +716,7 @@ class Study:
             **snapshot,
         }
         frozen = write_freeze(self.wh, self.freezes_dir, self.protocol.name, n, record)
+        self.wh.publish()
         self.say(f"froze {frozen.freeze_id} in {frozen.path}")
         return frozen, True
 
@@ -631,9 +731,10 @@ class Study:
         """Everything that changed since `freeze`; empty if the freeze is intact.
 
         Recomputed from scratch: the freeze file's own hash, the protocol's, every input file's, every
-        prepare model's fingerprint (its SQL, parameters, parents and loaded data as they are now) and
-        every frozen table's row digest, its canonical export where that digest is not the frozen one
-        (or for every table if `full`, or if the freeze has no row digests or is another DuckDB's).
+        prepare model's fingerprint (its SQL, parameters, parents and loaded data as they are now), every
+        frozen table's row digest, its canonical export where that digest is not the frozen one (or for
+        every table if `full`, or if the freeze has no row digests or is another DuckDB's), and the
+        evaluate plan; and nothing in the warehouse's files that rankhouse does not make.
         """
         problems = []
         recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
@@ -642,6 +743,7 @@ class Study:
         problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call: "
                      f"DROP {'TYPE' if kind == 'type' else 'MACRO'} {name}"
                      for kind, name in user_functions(self.wh)]  # fmt: skip
+        problems += self.wh.foreign_objects()
         problems += self.content_problems(full=full)
         digests = {}
         hashed = self._hash_inputs(self.protocol.inputs)
@@ -658,6 +760,7 @@ class Study:
             "models": {name: runner.fingerprint(name) for name in self.prepare_models},
             "objects": self._object_digests(),
             "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT), freeze, full),
+            "plan": self.plan(runner),
         }
         built = runner.last_builds(self.prepare_models)
         for name in self.prepare_models:
@@ -670,9 +773,10 @@ class Study:
         return problems + describe_changes(freeze.record, now)
 
     def evaluate(self, reload: bool = False, full: bool = False) -> Evaluation:
-        """Verify the latest freeze (`full`: every table's canonical export again), open the gate, run the
-        evaluate models, keep their results by freeze. Labels edited since they were loaded are refused;
-        `reload` loads them again from their files."""
+        """Verify the latest freeze (`full`: every table's canonical export again) and its evaluate plan,
+        load the label inputs (each read once, into the study's own labels file) and open the gate, build
+        the evaluate models there, keep their results by freeze. Labels edited since they were loaded
+        are refused; `reload` loads them again from their files."""
         existing = self.freezes()
         if not existing:
             raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
@@ -683,16 +787,20 @@ class Study:
                 f"the labels stay closed: study {self.protocol.name} changed since freeze {freeze.freeze_id}:\n  "
                 + "\n  ".join(problems)
             )
-        labels = [i for i in self.protocol.inputs if i.is_label]
-        self.check_inputs(tuple(labels))
+        if freeze.record.get("plan") is None:
+            raise RankhouseError(
+                f"the labels stay closed: freeze {freeze.freeze_id} was made before freezes recorded the evaluate "
+                "plan, so its evaluation is not covered; record it in a new freeze first: rankhouse study freeze "
+                f"{self.protocol.path} --supersedes {freeze.freeze_id} --reason 'record the evaluate plan'"
+            )
         if reload:
             self.reload(labels=True)
         self.wh.close_gate()
-        loaded = self._load(labels)
+        loaded = self._load(self.label_inputs)
         self.wh.open_gate(verified_freeze=freeze.freeze_id)
         problems = self.content_problems(labels=True, full=full)
         if problems:
-            self.wh.close_gate()
+            self.wh.close_gate(publish_labels=False)
             raise RankhouseError(
                 f"the labels stay closed: study {self.protocol.name}'s labels changed since they were loaded:\n  "
                 + "\n  ".join(problems)
@@ -706,15 +814,23 @@ class Study:
             "INSERT INTO meta.evaluations VALUES (?, current_localtimestamp(), ?)",
             [freeze.freeze_id, json.dumps(fingerprints, sort_keys=True)],
         )
+        self.wh.publish()
         return Evaluation(freeze, runs, new)
 
+    def result_models(self) -> list[str]:
+        """The evaluate tables whose rows are results (measures, intervals, tests), kept in the namespace's
+        results.* per freeze; the others hold labels (judgments, judged rankings: Project.holds_labels) and
+        stay in the study's labels file."""
+        return [
+            m for m in self.evaluate_models
+            if self.project.models[m].materialized == "table" and not self.project.holds_labels(m)
+        ]  # fmt: skip
+
     def _keep_results(self, freeze: Freeze) -> bool:
-        """Copy evaluate outputs to results.<model> under the freeze id; re-evaluation must agree (the
-        same row digest, or else the same canonical export: row digests that differ may still be equal
-        results, e.g. 0.0 and -0.0)."""
-        tables = [
-            self.project.models[m] for m in self.evaluate_models if self.project.models[m].materialized == "table"
-        ]
+        """Copy evaluate results to results.<model> under the freeze id; re-evaluation must agree (the same
+        row digest, or else the same canonical export: row digests that differ may still be equal results,
+        e.g. 0.0 and -0.0)."""
+        tables = [self.project.models[m] for m in self.result_models()]
         stored = [
             m for m in tables
             if self.wh.table_exists(f"results.{m.name}")
@@ -733,14 +849,16 @@ class Study:
         if stored:
             self.say(f"freeze {freeze.freeze_id} was evaluated before; the results are identical")
             return False
+        ns = self.wh.catalog
         with self.wh.transaction():
             for model in tables:
                 self.wh.sql(
-                    f"CREATE TABLE IF NOT EXISTS results.{model.name} AS "
+                    f"CREATE TABLE IF NOT EXISTS {ns}.results.{model.name} AS "
                     f"SELECT CAST(NULL AS VARCHAR) AS freeze_id, * FROM {model.table} WHERE false"
                 )
-                self.wh.sql(f"INSERT INTO results.{model.name} SELECT ?, * FROM {model.table}", [freeze.freeze_id])
-        self.say(f"results of {freeze.freeze_id} kept in results.* ({', '.join(m.name for m in tables)})")
+                self.wh.sql(f"INSERT INTO {ns}.results.{model.name} SELECT ?, * FROM {model.table}", [freeze.freeze_id])
+        self.say(f"results of {freeze.freeze_id} kept in {self.protocol.name}.results.* "
+                 f"({', '.join(m.name for m in tables)})")  # fmt: skip
         return True
 
     def run(self) -> Evaluation:
@@ -751,15 +869,17 @@ class Study:
 
     def status(self, full: bool = False) -> list[str]:
         """Where the study stands, line by line: stage, inputs, prepare models, freezes, evaluation
-        (`full`: the latest freeze verified with every table's canonical export)."""
+        (`full`: the latest freeze verified with every table's canonical export). Before a freeze, no
+        label input is read: nothing printed is computed from one."""
         lines = [
             f"study      {self.protocol.name}" + (f": {self.protocol.description}" if self.protocol.description else "")
         ]
         lines.append(f"protocol   {self.protocol.path} (sha256 {self.protocol.sha256[:16]}...)")
-        lines.append(f"warehouse  {self.wh.path}; labels {self.wh.labels_path}; freezes {self.freezes_dir}")
+        lines.append(f"warehouse  {self.wh.path}; namespace {self.protocol.name}; freezes {self.freezes_dir}")
+        labelled = f"; {len(self.label_inputs)} label files read at evaluate" if self.label_inputs else ""
         try:
             self.check_inputs()
-            lines.append(f"inputs     {len(self.protocol.inputs)} files, all as the protocol expects")
+            lines.append(f"inputs     {len(self.data_inputs)} files, all as the protocol expects{labelled}")
         except RankhouseError as exc:
             lines.append(f"inputs     {exc}")
         runner = self.runner()
@@ -780,6 +900,8 @@ class Study:
             lines.append(
                 f"current    {latest.freeze_id}: " + ("intact" if not problems else "CHANGED: " + "; ".join(problems))
             )
+            if latest.record.get("plan") is None:
+                lines.append(f"plan       {latest.freeze_id} records no evaluate plan: freeze again before evaluating")
             evaluated = self.wh.sql(
                 "SELECT max(evaluated_at) FROM meta.evaluations WHERE freeze_id = ?", [latest.freeze_id]
             )[0][0]
@@ -792,6 +914,20 @@ class Study:
             lines.append("freeze     none yet")
         lines.insert(1, f"stage      {stage}")
         return lines
+
+
+def _check_regular(item: Input) -> None:
+    """A study's input is a regular file: one whose bytes can be hashed and are the bytes then parsed (a
+    named pipe or a device would give the hash one content and the loader another)."""
+    try:
+        mode = os.stat(item.path).st_mode
+    except OSError:
+        return  # the loader names what is wrong with it
+    if not stat.S_ISREG(mode):
+        raise RankhouseError(
+            f"input {item.key}: {item.path} is not a regular file (a pipe, a device or a folder): a study reads "
+            "its inputs from files, whose bytes are hashed as they are parsed"
+        )
 
 
 def _shown(path: Path) -> str:
@@ -811,6 +947,7 @@ def _content(record: dict) -> dict:
         "models": record["models"],
         "objects": record.get("objects"),
         "tables": {t: e and _table_identity(e) for t, e in record["tables"].items()},
+        "plan": record.get("plan"),
     }
 
 
@@ -848,6 +985,18 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
     for name in sorted(set(frozen_objects) & set(now.get("objects", {}))):
         if frozen_objects[name] != now["objects"][name]:
             changes.append(f"the definition of models.{name} in the warehouse differs from the frozen one")
+    frozen_plan, now_plan = recorded.get("plan"), now.get("plan")  # None: a freeze made before plans were recorded
+    if frozen_plan is not None and now_plan is not None:
+        before, after = frozen_plan.get("evaluate", {}), now_plan.get("evaluate", {})
+        for name in sorted(set(before) | set(after)):
+            if name not in after:
+                changes.append(f"evaluate model {name} is no longer in the evaluate stage")
+            elif name not in before:
+                changes.append(f"evaluate model {name} was added to the evaluate stage")
+            elif before[name] != after[name]:
+                changes.append(f"evaluate model {name} changed (its SQL, parameters or parents)")
+        if frozen_plan.get("measures") != now_plan.get("measures"):
+            changes.append(f"the measures asked for are {now_plan.get('measures')}, frozen {frozen_plan.get('measures')}")
     frozen_tables, now_tables = _content(recorded)["tables"], _content(now)["tables"]  # row digests aside
     for table in sorted(set(frozen_tables) | set(now_tables)):
         if now_tables.get(table) is None:

@@ -146,4 +146,7 @@ def generate_vectors(context, key: str, options: dict) -> None:  # noqa: ANN001 
     corpus = str(options["corpus"])
     for kind in ("documents", "queries"):
         bar = context.progress_bar(f"encoding {corpus} {kind}")
-        context.say(str(encode_corpus(context.wh, corpus, context.encoder, kind, progress=bar)))
+        result = encode_corpus(context.wh, corpus, context.encoder, kind, progress=bar)
+        context.say(str(result))
+        context.produced(result.table, {"corpus": corpus}, result.name)
+    context.produced("raw.vector_models", {"corpus": corpus}, None)

@@ -1,6 +1,17 @@
--- The labels file: every kind of relevance label, kept apart from the main warehouse file.
--- Attached as `labels` (read-write) by loaders and as `gate` (read-only) for evaluation.
+-- A study's labels file (rankhouse.d/labels/<study>.duckdb): the labels of the study's own label inputs,
+-- never in the warehouse's other files, and the evaluate-stage models built from them (schema models).
+-- Attached as `labels` by loaders and as `gate` for evaluation, once the study's freeze verifies.
 CREATE SCHEMA IF NOT EXISTS meta;
+CREATE SCHEMA IF NOT EXISTS models;
+
+-- What this file is (rankhouse/warehouse/layout.py): kind 'labels', its warehouse and study.
+CREATE TABLE IF NOT EXISTS meta.layout (
+    kind          VARCHAR   NOT NULL,
+    version       INTEGER   NOT NULL,
+    warehouse_id  VARCHAR   NOT NULL,
+    namespace     VARCHAR,
+    created_at    TIMESTAMP NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS meta.sources (
     table_name  VARCHAR   NOT NULL,
@@ -13,8 +24,8 @@ CREATE TABLE IF NOT EXISTS meta.sources (
     PRIMARY KEY (table_name, name)
 );
 
--- The warehouse and studies these labels belong to: written by the warehouse that loads them, once it
--- holds a study; such a labels file is opened (or written) by no other warehouse.
+-- The warehouse and study these labels belong to; such a labels file is opened (or written) by no other
+-- warehouse and no other study.
 CREATE TABLE IF NOT EXISTS meta.owner (
     warehouse_id  VARCHAR   NOT NULL,
     warehouse     VARCHAR   NOT NULL,  -- its path when bound, for messages

@@ -1,14 +1,24 @@
--- The main warehouse file: loaded inputs (raw), model outputs (models), bookkeeping (meta).
--- Labels never live here: see labels.sql.
+-- The warehouse's inputs file (the file `--db` names): every loaded and generated table (raw.*), shared by
+-- every study, and what was loaded (meta.sources). Models, results and freezes live in each study's
+-- namespace file (namespace.sql), labels in each study's labels file (labels.sql); see
+-- rankhouse/warehouse/layout.py.
 CREATE SCHEMA IF NOT EXISTS raw;
-CREATE SCHEMA IF NOT EXISTS models;
 CREATE SCHEMA IF NOT EXISTS meta;
 
--- The warehouse's identity (a random id made when the file is created): its labels file records it,
--- so that no other warehouse opens them (rankhouse/warehouse/connection.py).
+-- The warehouse's identity (a random id made when the file is created): every other file of the warehouse
+-- records it (meta.layout), so that no file of one warehouse is taken for another's.
 CREATE TABLE IF NOT EXISTS meta.warehouse (
     id          VARCHAR   NOT NULL,
     created_at  TIMESTAMP NOT NULL
+);
+
+-- What this file is (layout.py): kind 'warehouse', layout version 2.
+CREATE TABLE IF NOT EXISTS meta.layout (
+    kind          VARCHAR   NOT NULL,
+    version       INTEGER   NOT NULL,
+    warehouse_id  VARCHAR   NOT NULL,
+    namespace     VARCHAR,
+    created_at    TIMESTAMP NOT NULL
 );
 
 -- One row per loaded file and name; loading the same bytes under the same name is a no-op.
@@ -21,34 +31,6 @@ CREATE TABLE IF NOT EXISTS meta.sources (
     loader      VARCHAR   NOT NULL,
     loaded_at   TIMESTAMP NOT NULL,
     PRIMARY KEY (table_name, name)
-);
-
--- What a study loaded: per input file (its SHA-256) and the name it was loaded under, the SHA-256 of
--- the rows it produced (the canonical export of each table the loader writes, rankhouse/study.py), so
--- that rows edited after loading are told from the file's: by the row digest first, by the content where
--- that differs (or is not recorded). Labels tables are named `labels.<table>`:
--- their digests live here, beside the main file's, not in the labels file they check.
-CREATE TABLE IF NOT EXISTS meta.source_contents (
-    table_name      VARCHAR   NOT NULL,  -- as in meta.sources (labels tables prefixed `labels.`)
-    name            VARCHAR   NOT NULL,
-    sha256          VARCHAR   NOT NULL,  -- of the file
-    content_sha256  VARCHAR   NOT NULL,
-    recorded_at     TIMESTAMP NOT NULL,
-    row_digest      VARCHAR,             -- the same rows' row digest (freeze.py), taken with content_sha256
-    PRIMARY KEY (table_name, name, sha256)
-);
--- a warehouse made before row digests were recorded: its loads have none, and are checked by content
-ALTER TABLE meta.source_contents ADD COLUMN IF NOT EXISTS row_digest VARCHAR;
-
--- Every model run, skipped and failed ones included.
-CREATE TABLE IF NOT EXISTS meta.model_runs (
-    model        VARCHAR   NOT NULL,
-    fingerprint  VARCHAR   NOT NULL,
-    status       VARCHAR   NOT NULL,  -- 'built', 'skipped' (fingerprint unchanged) or 'failed'
-    rows         BIGINT,
-    seconds      DOUBLE    NOT NULL,
-    started_at   TIMESTAMP NOT NULL,
-    message      VARCHAR
 );
 
 -- TREC runs side by side: `qid Q0 docno rank score tag`, one row per line of the file.
@@ -75,46 +57,6 @@ CREATE TABLE IF NOT EXISTS raw.run_blocks (
     double_order  BOOLEAN NOT NULL,
     float_order   BOOLEAN NOT NULL
 );
-
--- Studies (see rankhouse/study.py). A warehouse that holds a study opens its labels only through
--- `rankhouse study evaluate`, after the study's latest freeze verifies.
-CREATE TABLE IF NOT EXISTS meta.studies (
-    study            VARCHAR   NOT NULL PRIMARY KEY,
-    protocol_path    VARCHAR   NOT NULL,
-    registered_at    TIMESTAMP NOT NULL
-);
-
--- What each model's last build left in the catalog: the SHA-256 of its view's or table's definition
--- (duckdb_views().sql, duckdb_tables().sql), so that an object redefined by hand is not taken for it.
-CREATE TABLE IF NOT EXISTS meta.model_objects (
-    model              VARCHAR NOT NULL,
-    fingerprint        VARCHAR NOT NULL,
-    definition_sha256  VARCHAR NOT NULL
-);
-
--- The freeze files (freezes/<study>-<n>.json) this warehouse wrote, each with its SHA-256: a file
--- without its row is never trusted (rankhouse/warehouse/freeze.py).
-CREATE TABLE IF NOT EXISTS meta.freezes (
-    freeze_id        VARCHAR   NOT NULL PRIMARY KEY,  -- <study>-<n>
-    study            VARCHAR   NOT NULL,
-    n                INTEGER   NOT NULL,
-    path             VARCHAR   NOT NULL,
-    file_sha256      VARCHAR   NOT NULL,
-    protocol_sha256  VARCHAR   NOT NULL,
-    created_at       VARCHAR   NOT NULL,
-    supersedes       VARCHAR,
-    reason           VARCHAR
-);
-
--- Every evaluation: which freeze it ran under and the evaluate models' fingerprints.
-CREATE TABLE IF NOT EXISTS meta.evaluations (
-    freeze_id        VARCHAR   NOT NULL,
-    evaluated_at     TIMESTAMP NOT NULL,
-    fingerprints     VARCHAR   NOT NULL  -- JSON: model -> fingerprint
-);
-
--- Results of evaluate-stage models, one copy per freeze (a freeze_id column first); never replaced.
-CREATE SCHEMA IF NOT EXISTS results;
 
 -- Text collections: documents to retrieve and queries, by corpus; ids are the row index in the
 -- source file (0-based) unless the format has its own ids.

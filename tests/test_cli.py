@@ -139,7 +139,7 @@ def test_query_computing_bm25_gets_array_aggregates_and_others_do_not(tmp_path):
 
     from rankhouse.loaders import load_documents, load_queries
     from rankhouse.warehouse import Warehouse
-    from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
+    from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
     from rankhouse.warehouse.runner import Runner
 
     db = tmp_path / "w.duckdb"

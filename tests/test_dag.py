@@ -9,7 +9,7 @@ from conftest import TREC
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.loaders import load_run
-from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
+from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
 from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.runner import Runner
 

@@ -110,6 +110,7 @@ def extract_stand_in(context, key: str, options: dict) -> None:  # noqa: ANN001 
         for row, text in context.wh.sql(f"SELECT row_index, text FROM {table} WHERE corpus = ?", [corpus]):
             values[(split, row)] = {f: stand_in_value(text, f) for f in features}
     write_feature_values(context.wh, corpus, schema, values)
+    context.produced("raw.feature_values", {"corpus": corpus}, corpus)
     context.say(f"{key}: stand-in values of {len(values)} messages")
 
 

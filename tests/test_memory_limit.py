@@ -59,7 +59,7 @@ def test_a_local_engine_reserves_its_heap_from_duckdbs_default_limit(monkeypatch
     an explicit RANKHOUSE_MEMORY_LIMIT still wins, and release_memory restores DuckDB's own default."""
     import os
 
-    from rankhouse.warehouse.connection import JVM_OVERHEAD, release_memory, reserve_memory
+    from rankhouse.warehouse.memory import JVM_OVERHEAD, release_memory, reserve_memory
 
     monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -86,7 +86,7 @@ def test_a_local_engine_reserves_its_heap_from_duckdbs_default_limit(monkeypatch
 def test_the_array_aggregates_are_held_to_a_third_of_the_limit(limit, bits):
     """perfect_hash_bits: 2 threads' arrays and their merge, 17 bytes an entry, in a third of memory_limit;
     each of BANKING77's eight BM25 parts (22 bits) gets its array from 1GB up, and sums in a hash table below."""
-    from rankhouse.warehouse.connection import perfect_hash_bits
+    from rankhouse.warehouse.memory import perfect_hash_bits
 
     con = duckdb.connect()
     con.execute(f"SET threads = 2; SET memory_limit = '{limit}'")
@@ -113,7 +113,7 @@ def test_a_throw_away_warehouse_never_checkpoints_on_its_own(tmp_path):
 def test_array_aggregates_leave_duckdbs_buffers_two_thirds_and_restore_the_limit(monkeypatch, configured):
     """Inside array_aggregates the arrays' third of memory_limit is taken from DuckDB's buffers (DuckDB
     allocates the arrays outside its limit); after it, the warehouse's limit and threshold are back."""
-    from rankhouse.warehouse.connection import PERFECT_HASH_DEFAULT_BITS, memory_limit_bytes
+    from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, memory_limit_bytes
 
     if configured:
         monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", configured)

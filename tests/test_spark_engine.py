@@ -190,7 +190,7 @@ def test_a_local_session_reserves_its_heap_from_duckdbs_default_limit(spark, mon
     DuckDB's default memory limit until it closes (connection.reserve_memory)."""
     import os
 
-    from rankhouse.warehouse.connection import JVM_OVERHEAD
+    from rankhouse.warehouse.memory import JVM_OVERHEAD
 
     monkeypatch.delenv("RANKHOUSE_MEMORY_LIMIT", raising=False)
     with Warehouse(":memory:") as wh:

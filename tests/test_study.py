@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import TREC
+from warehouse_files import plain, state, store_table
 
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.paths import MODELS_DIR, STUDIES_DIR
@@ -21,6 +23,7 @@ from rankhouse.study import Protocol, Study, study_models
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
+from rankhouse.warehouse.layout import Layout
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
 
@@ -63,24 +66,9 @@ def open_study(root: Path, protocol: Path) -> tuple[Warehouse, Study]:
     return wh, Study(Protocol.load(protocol), wh, root / "freezes", Project.load(root / "models"))
 
 
-def state(root: Path) -> dict:
-    """Every table and view of the warehouse and the labels file, as digests (read-only, plain DuckDB)."""
-    found = {}
-    for name in ("w.duckdb", "w.labels.duckdb"):
-        path = root / name
-        if not path.exists():
-            found[name] = None
-            continue
-        con = duckdb.connect(str(path), read_only=True)
-        wh = Warehouse.__new__(Warehouse)  # a bare wrapper around a read-only connection, for table_digest
-        wh.con = con
-        relations = con.execute(
-            "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE NOT internal "
-            "UNION ALL SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
-        ).fetchall()
-        found[name] = {rel: table_digest(wh, rel) for (rel,) in relations if not rel.endswith("model_runs")}
-        con.close()
-    return found
+def labels_file(root: Path) -> Path:
+    """The study's labels file (made by its first evaluation)."""
+    return Layout.of(root / "w.duckdb").labels_file("gated")
 
 
 def prepared_and_frozen(root: Path, protocol: Path) -> None:
@@ -95,7 +83,7 @@ def test_the_stages_in_order_and_results_kept_by_freeze(env):
     wh, study = open_study(root, protocol)
     with wh:
         study.prepare()
-        assert not (root / "w.labels.duckdb").exists(), "prepare must not create or touch the labels"
+        assert not labels_file(root).exists(), "prepare must not create or touch the labels"
         frozen, new = study.freeze()
         assert new and frozen.freeze_id == "gated-1" and frozen.path == root / "freezes" / "gated-1.json"
         evaluation = study.evaluate()
@@ -160,7 +148,7 @@ def test_labels_are_not_readable_during_prepare_by_any_route(env):
     attempts = {
         "by_name": ("SELECT qid AS run_id FROM gate.qrels", "may not read labels"),
         "by_labels_catalog": ("SELECT qid AS run_id FROM labels.qrels", "unknown table labels.qrels"),
-        "by_attach": (f"ATTACH '{root / 'w.labels.duckdb'}' AS peek", "exactly one SELECT"),
+        "by_attach": (f"ATTACH '{labels_file(root)}' AS peek", "exactly one SELECT"),
         "by_file": (f"SELECT * FROM read_csv('{qrels_source}')", "reads READ_CSV"),
     }
     for name, (sql, message) in attempts.items():
@@ -172,7 +160,7 @@ def test_labels_are_not_readable_during_prepare_by_any_route(env):
         with pytest.raises(ModelError, match=message) as err:
             Project.load(root / "models")
         assert err.value.model == "peek"
-    assert not (root / "w.labels.duckdb").exists()
+    assert not labels_file(root).exists()
 
 
 def test_a_prepare_stage_cannot_select_evaluate_models(env):
@@ -203,9 +191,10 @@ def tamper_input(root: Path, protocol: Path) -> str:
     return "input trunc"
 
 
-def tamper_table(root: Path, protocol: Path) -> str:
-    with Warehouse(root / "w.duckdb") as wh:
-        wh.sql("UPDATE models.measure_requests SET cutoff = 3 WHERE measure = 'P@5'")
+def tamper_table(root: Path, protocol: Path, cutoff: int = 3) -> str:
+    """Edit the rows of measure_requests in its store table, with plain DuckDB (its namespace's view reads it)."""
+    with plain(root / "w.duckdb", "gated") as con:
+        con.execute(f"UPDATE {store_table(con, 'gated', 'measure_requests')} SET cutoff = {cutoff} WHERE measure = 'P@5'")
     return "table models.measure_requests differs from its frozen rows"
 
 
@@ -219,12 +208,12 @@ def test_evaluate_refuses_after_any_change_since_the_freeze(env, tamper, evaluat
         with wh:
             study.evaluate()
     message = tamper(root, protocol)
-    before = state(root)
+    before = state(root / "w.duckdb")
     wh, study = open_study(root, protocol)
     with wh, pytest.raises(RankhouseError) as err:
         study.evaluate()
     assert "the labels stay closed" in str(err.value) and message in str(err.value)
-    assert state(root) == before
+    assert state(root / "w.duckdb") == before
 
 
 def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, monkeypatch):
@@ -250,21 +239,24 @@ def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, m
         freeze = study.freezes()[-1]
         assert study.verify(freeze) == [] and exported == []  # every row digest is the frozen one
         assert study.verify(freeze, full=True) == [] and sorted(exported) == loaded
-        exported.clear()
-        # an edited loaded table: its row digest differs, so it is exported again, and its export differs
-        wh.sql("UPDATE raw.runs SET score = score + 1e-13 WHERE rowid = 0")
-        problems = study.verify(freeze)
+    exported.clear()
+    # an edited loaded table: its row digest differs, so it is exported again, and its export differs
+    edit = "UPDATE inputs.raw.runs SET score = score {} 1e-13 WHERE run_id = 'results.test' AND line = 1"
+    with plain(root / "w.duckdb") as con:
+        con.execute(edit.format("+"))
+    wh, study = open_study(root, protocol)
+    with wh:
+        problems = study.verify(study.freezes()[-1])
     assert exported == ["raw.runs"] and any("table raw.runs differs from its frozen rows" in p for p in problems)
-    with Warehouse(root / "w.duckdb") as wh:
-        wh.sql("UPDATE raw.runs SET score = score - 1e-13 WHERE rowid = 0")
+    with plain(root / "w.duckdb") as con:
+        con.execute(edit.format("-"))
     message = tamper_table(root, protocol)
     exported.clear()
     wh, study = open_study(root, protocol)
     with wh:
         problems = study.verify(study.freezes()[-1])
     assert exported == [] and any(message in p for p in problems)
-    with Warehouse(root / "w.duckdb") as wh:  # undone: the same rows give the frozen digests again
-        wh.sql("UPDATE models.measure_requests SET cutoff = 5 WHERE measure = 'P@5'")
+    tamper_table(root, protocol, cutoff=5)  # undone: the same rows give the frozen digests again
     wh, study = open_study(root, protocol)
     with wh:
         assert study.verify(study.freezes()[-1]) == []
@@ -275,19 +267,20 @@ def test_a_freeze_without_row_digests_is_verified_by_its_canonical_exports(env):
     prepared_and_frozen(root, protocol)
     path = root / "freezes" / "gated-1.json"
     record = json.loads(path.read_text())
-    with Warehouse(root / "w.duckdb") as wh:
+    with Warehouse(root / "w.duckdb", namespace="gated") as wh:
         for table, entry in record["tables"].items():  # as an older rankhouse wrote it: exports, no row digests
             digest, rows = table_digest(wh, table, ("measure",) if table == "models.measure_requests" else ())
             assert entry.get("sha256", digest) == digest and entry["rows"] == rows
             record["tables"][table] = {"sha256": digest, "rows": rows}
-    data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-    path.write_bytes(data)
-    with Warehouse(root / "w.duckdb") as wh:
+        data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+        path.write_bytes(data)
         wh.sql("UPDATE meta.freezes SET file_sha256 = ?", [hashlib.sha256(data).hexdigest()])
     wh, study = open_study(root, protocol)
     with wh:
         assert study.verify(study.freezes()[-1]) == []
-        wh.sql("UPDATE models.measure_requests SET cutoff = 3 WHERE measure = 'P@5'")
+    tamper_table(root, protocol)
+    wh, study = open_study(root, protocol)
+    with wh:
         assert any("models.measure_requests differs" in p for p in study.verify(study.freezes()[-1]))
 
 
@@ -298,11 +291,11 @@ def test_a_freeze_file_is_never_overwritten(env):
     original = path.read_bytes()
     forged = {**json.loads(original), "forged": True}
     with (
-        Warehouse(root / "w.duckdb") as wh,
+        Warehouse(root / "w.duckdb", namespace="gated") as wh,
         pytest.raises(RankhouseError, match="already exists; freeze files are never overwritten"),
     ):
         write_freeze(wh, root / "freezes", "gated", 1, forged)
-    with Warehouse(root / "w.duckdb") as wh:
+    with Warehouse(root / "w.duckdb", namespace="gated") as wh:
         assert wh.sql("SELECT count(*) FROM meta.freezes")[0][0] == 1  # the refused freeze left no row
     assert path.read_bytes() == original
 
@@ -353,20 +346,25 @@ def test_changed_evaluate_models_cannot_replace_a_freezes_results(env):
         study.run()
     path = root / "models" / "metrics" / "measure_precision.sql"
     path.write_text(path.read_text().replace("/ m.cutoff AS value", "/ (m.cutoff + 1) AS value"))
-    before = state(root)
+    before = state(root / "w.duckdb")
     wh, study = open_study(root, protocol)
-    with wh, pytest.raises(RankhouseError, match="already has results .* never replaced"):
+    # the freeze covers the evaluate plan: the changed model is named, and nothing is evaluated or replaced
+    with wh, pytest.raises(RankhouseError, match="evaluate model measure_precision changed") as err:
         study.evaluate()
-    after = state(root)
-    assert after["w.duckdb"]["results.run_measures"] == before["w.duckdb"]["results.run_measures"]
-    assert after["w.labels.duckdb"] == before["w.labels.duckdb"]
+    assert "the labels stay closed" in str(err.value)
+    assert state(root / "w.duckdb") == before
 
 
 def test_other_commands_cannot_open_a_studys_labels(env):
     root, protocol = env
-    prepared_and_frozen(root, protocol)
-    with Warehouse(root / "w.duckdb") as wh, pytest.raises(RankhouseError, match="open only through"):
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.run()
+    with Warehouse(root / "w.duckdb", namespace="gated") as wh, pytest.raises(RankhouseError, match="open only"):
         wh.open_gate()
+    with Warehouse(root / "w.duckdb") as wh:  # the default namespace's gate holds no study's labels
+        wh.open_gate()
+        assert wh.sql("SELECT count(*) FROM gate.qrels") == [(0,)]
 
 
 def rankhouse(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -410,7 +408,7 @@ def test_query_formats_and_the_shell(tmp_path):
     protocol = write_protocol_in_repo_layout(tmp_path)
     db = tmp_path / "w.duckdb"
     assert rankhouse("study", "run", protocol, "--db", db, "--out", tmp_path / "out").returncode == 0
-    sql = "SELECT system, value FROM results.run_measures WHERE measure = 'AP' ORDER BY system"
+    sql = "SELECT system, value FROM gated.results.run_measures WHERE measure = 'AP' ORDER BY system"
     as_json = json.loads(rankhouse("query", sql, "--db", db, "--format", "json").stdout)
     assert [r["system"] for r in as_json] == ["results.test", "results.trunc"]
     parquet = tmp_path / "ap.parquet"
@@ -418,7 +416,7 @@ def test_query_formats_and_the_shell(tmp_path):
     assert duckdb.sql(f"SELECT count(*) FROM '{parquet}'").fetchall() == [(2,)]
     shell = subprocess.run(
         [sys.executable, "-m", "rankhouse", "shell", "--db", str(db)],
-        input="SELECT count(*) AS n\nFROM raw.runs;\nSELECT * FROM gate.qrels;\n.tables\n.quit\n",
+        input="SELECT count(*) AS n\nFROM raw.runs;\nSELECT * FROM gate.qrels;\n.tables gated\n.quit\n",
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "2084" in shell.stdout and "error:" in shell.stdout and "run_measures" in shell.stdout
@@ -429,40 +427,51 @@ def test_query_formats_and_the_shell(tmp_path):
 
 
 def test_the_warehouse_stays_readable_by_any_duckdb_client(tmp_path):
+    """A plain DuckDB client that runs <db>.d/attach.sql reads every table and view of every file."""
     protocol = write_protocol_in_repo_layout(tmp_path)
     db = tmp_path / "w.duckdb"
     assert rankhouse("study", "run", protocol, "--db", db).returncode == 0
-    con = duckdb.connect(str(db), read_only=True)
+    con = duckdb.connect()
+    con.execute((tmp_path / "w.d" / "attach.sql").read_text())
     relations = con.execute(
-        "SELECT schema_name || '.' || table_name FROM duckdb_tables() UNION ALL "
-        "SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE NOT internal"
+        "SELECT database_name, schema_name, table_name FROM duckdb_tables() WHERE database_name <> 'memory' "
+        "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal "
+        "AND database_name <> 'memory' ORDER BY ALL"
     ).fetchall()
-    for (relation,) in relations:
-        con.execute(f"SELECT count(*) FROM {relation}").fetchall()
-    assert len(relations) > 20
+    for catalog, schema, name in relations:
+        con.execute(f"USE \"{catalog}\"")
+        path = f"{catalog}.main,{catalog}.models,{catalog}.raw,{catalog}.results,{catalog}.meta,inputs.main,inputs.meta"
+        con.execute(f"SET search_path = '{path if catalog not in ('inputs',) and not catalog.startswith('store_') else catalog + '.main'}'")
+        con.execute(f'SELECT count(*) FROM "{catalog}"."{schema}"."{name}"').fetchall()
+    assert {c for c, _, _ in relations} >= {"inputs", "gated"} and len(relations) > 20
+    assert not [r for r in relations if r[0] == "gated" and r[2] == "qrels"]  # no label in any file it attaches
 
 
-def test_two_study_runs_at_once_one_gets_a_clear_lock_error(tmp_path):
+def test_two_runs_of_a_study_at_once_take_turns_and_a_wait_too_long_is_a_clear_error(tmp_path):
+    """One process writes a study at a time: the second waits for the first (saying so), and gives up with a
+    clear error after $RANKHOUSE_LOCK_WAIT seconds; both ending well leaves one intact freeze."""
     protocol = write_protocol_in_repo_layout(tmp_path)
     db = tmp_path / "w.duckdb"
     assert rankhouse("study", "prepare", protocol, "--db", db).returncode == 0
-    holder = Warehouse(db)  # another process-like holder of the write lock: this test process
+    holder = Warehouse(db, namespace="gated")  # another writer of the study: this test process
     try:
-        done = rankhouse("study", "run", protocol, "--db", db)
+        done = subprocess.run([sys.executable, "-m", "rankhouse", "study", "run", str(protocol), "--db", str(db)],
+                              capture_output=True, text=True, timeout=300, env={**os.environ, "RANKHOUSE_LOCK_WAIT": "1"})  # fmt: skip
     finally:
         holder.close()
-    assert done.returncode == 2 and "in use by another process" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert f"waiting for process {os.getpid()}, which is writing study gated" in done.stderr
+    assert "is still being written by process" in done.stderr and "RANKHOUSE_LOCK_WAIT" in done.stderr
     runs = [
         subprocess.Popen([sys.executable, "-m", "rankhouse", "study", "run", str(protocol), "--db", str(db)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(2)
     ]  # fmt: skip
     outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in runs]
-    assert any(code == 0 for code, _ in outcomes)
-    for code, err in outcomes:
-        assert code == 0 or (code == 2 and "in use by another process" in err), err
+    assert [code for code, _ in outcomes] == [0, 0], outcomes
     status = rankhouse("study", "status", protocol, "--db", db)
     assert "stage      evaluated" in status.stdout and "intact" in status.stdout
+    assert sorted(p.name for p in (tmp_path / "w.d" / "freezes").iterdir()) == ["gated-1.json"]
 
 
 def test_a_crash_during_prepare_leaves_a_warehouse_the_next_run_resumes(tmp_path):
@@ -482,16 +491,20 @@ def test_a_crash_during_prepare_leaves_a_warehouse_the_next_run_resumes(tmp_path
             break
     process.send_signal(signal.SIGKILL)
     process.wait()
-    with Warehouse(db) as wh:
-        rows = wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'")[0][0]
-        recorded = wh.sql("SELECT count(*) FROM meta.sources WHERE name = 'big.run'")[0][0]
+    # the loads were written on the inputs' building copy, which nothing published: each load committed or not
+    building = tmp_path / "w.d" / "building" / "inputs.duckdb"
+    with duckdb.connect(str(building), read_only=True) as con:
+        rows = con.execute("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'").fetchall()[0][0]
+        recorded = con.execute("SELECT count(*) FROM meta.sources WHERE name = 'big.run'").fetchall()[0][0]
         assert (rows, recorded) in ((0, 0), (900_000, 1))
-        assert wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'results.trunc'") == [(584,)]
+        assert con.execute("SELECT count(*) FROM raw.runs WHERE run_id = 'results.trunc'").fetchall() == [(584,)]
     resumed = rankhouse("study", "run", protocol, "--db", db)
     assert resumed.returncode == 0, resumed.stderr
-    with Warehouse(db) as wh:
+    assert "carrying on from an interrupted load" in resumed.stderr
+    with Warehouse(db, read_only=True) as wh:
         assert wh.sql("SELECT count(*) FROM raw.runs WHERE run_id = 'big.run'") == [(900_000,)]
     assert "intact" in rankhouse("study", "status", protocol, "--db", db).stdout
+    assert not building.exists()
 
 
 def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
@@ -501,7 +514,7 @@ def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
     prepared_and_frozen(root, protocol)
     path = root / "freezes" / "gated-1.json"
     record = json.loads(path.read_text())
-    with Warehouse(root / "w.duckdb") as wh:
+    with Warehouse(root / "w.duckdb", namespace="gated") as wh:
         for table, entry in record["tables"].items():
             grain = ("measure",) if table == "models.measure_requests" else ()
             digest, rows = table_digest(wh, table, grain, CANONICAL_EXPORT_12G)
@@ -599,7 +612,7 @@ def test_loaded_rows_are_exported_again_only_where_their_row_digest_changed(env,
         assert study.content_problems() == [] and exported == []
         assert study.content_problems(full=True) == [] and exported == ["results.test", "results.trunc"]
     # a warehouse made before row digests: its loads are checked by content once, then by row digest
-    with Warehouse(root / "w.duckdb") as wh:
+    with Warehouse(root / "w.duckdb", namespace="gated") as wh:
         wh.sql("ALTER TABLE meta.source_contents DROP COLUMN row_digest")
     exported.clear()
     wh, study = open_study(root, protocol)
@@ -608,7 +621,10 @@ def test_loaded_rows_are_exported_again_only_where_their_row_digest_changed(env,
         assert wh.sql("SELECT name, row_digest FROM meta.source_contents ORDER BY ALL") == recorded
         exported.clear()
         assert study.content_problems() == [] and exported == []
-        wh.sql("UPDATE raw.runs SET score = -score WHERE run_id = 'results.test'")
+    with plain(root / "w.duckdb") as con:
+        con.execute("UPDATE inputs.raw.runs SET score = -score WHERE run_id = 'results.test'")
+    wh, study = open_study(root, protocol)
+    with wh:
         problems = study.content_problems()
     assert exported == ["results.test"] and len(problems) == 1
     assert "rows it loaded into raw.runs as 'results.test' were changed in the warehouse" in problems[0]

@@ -1,6 +1,7 @@
 -- name: evidence_agreed_obligations
 -- version: 2
 -- stage: evaluate
+-- holds: labels
 -- grain: bundle, task_id, doc_id, requirement
 -- audits: not_null(bundle, task_id, doc_id, requirement); unique_grain
 -- parameters: bundle = "evidence_demo"

@@ -1,6 +1,7 @@
 -- name: case_intent_documents
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: case_id, role, doc_row
 -- audits: not_null(case_id, case_row, role, doc_row, doc_id, intent); unique_grain
 -- parameters: corpus = "banking77"

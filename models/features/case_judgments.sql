@@ -1,6 +1,7 @@
 -- name: case_judgments
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits: not_null(query_key, query_id, query_order, doc_key, grade); unique_grain
 -- description: E4's desired-intent judgments in the judgments shape (the part e4, seed 004): a

@@ -1,6 +1,7 @@
 -- name: group_judgments
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits: not_null(query_key, query_id, query_order, doc_key, grade); unique_grain
 -- parameters: corpus = "banking77"

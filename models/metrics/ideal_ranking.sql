@@ -1,6 +1,7 @@
 -- name: ideal_ranking
 -- version: 2
 -- stage: evaluate
+-- holds: labels
 -- grain: study, query, rank
 -- audits: not_null(study, query, rank, grade); unique_grain; accepted_range(grade, 0, )
 -- description: Per query, the judged documents with a positive grade in decreasing grade: the ideal

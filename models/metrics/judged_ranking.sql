@@ -1,6 +1,7 @@
 -- name: judged_ranking
 -- version: 4
 -- stage: evaluate
+-- holds: labels
 -- grain: study, system, query, rank
 -- audits: not_null(study, system, query, rank, grade, relevant); accepted_range(rank, 1, )
 -- parameters: relevance_level = 1, judged_only = false

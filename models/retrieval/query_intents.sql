@@ -1,6 +1,7 @@
 -- name: query_intents
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query
 -- audits: not_null(query, query_group); unique_grain
 -- parameters: corpus = "banking77"

@@ -1,6 +1,7 @@
 -- name: class_judgments
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits:
 -- parameters: corpus = "banking77"

@@ -1,6 +1,7 @@
 -- name: corpus_qrels_judgments
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits: not_null(query_key, doc_key, grade)
 -- parameters: corpus = "banking77"

@@ -1,6 +1,7 @@
 -- name: evidence_pair_labels
 -- version: 2
 -- stage: evaluate
+-- holds: labels
 -- grain: bundle, task_id, doc_id
 -- audits: not_null(bundle, task_id, doc_id, judges, gain); unique_grain; accepted_range(gain, 0, 7)
 -- parameters: bundle = "evidence_demo"

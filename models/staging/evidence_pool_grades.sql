@@ -1,6 +1,7 @@
 -- name: evidence_pool_grades
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits:
 -- parameters: bundle = "evidence_demo"

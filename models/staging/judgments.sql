@@ -1,6 +1,7 @@
 -- name: judgments
 -- version: 2
 -- stage: evaluate
+-- holds: labels
 -- grain: study, query_key, doc_key
 -- audits:
 -- parameters: study = "eval", judgments = "qrels_judgments", part_judgments = []

@@ -1,6 +1,7 @@
 -- name: qrels_judgments
 -- version: 1
 -- stage: evaluate
+-- holds: labels
 -- grain: query_key, doc_key
 -- audits:
 -- description: TREC qrels as judgments of loaded TREC runs: query_key = query_id = qid, doc_key =

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import LabelsOption, say, silent
+from rankhouse.cli.common import say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
@@ -55,7 +55,6 @@ def compare_command(
     output_format: Annotated[str, typer.Option("--format", help=" | ".join(FORMATS))] = "text",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
-    labels: LabelsOption = None,
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
@@ -71,7 +70,7 @@ def compare_command(
         raise RankhouseError(f"--format is one of {', '.join(FORMATS)}, not {output_format!r}")
     options = CompareOptions(baseline, test, correction, alpha, replicates, seed)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, say if verbose else silent), Warehouse(db, labels) as wh:
+    with engine_started(builder, say if verbose else silent), Warehouse(db) as wh:
         result = compare(
             wh, qrels, list(runs), measure, options,
             on_load=(lambda r: say(str(r))) if verbose else None,

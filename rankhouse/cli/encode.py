@@ -26,6 +26,6 @@ def encode_command(
 
     sink = progress_sink(quiet, json_lines)
     encoder = Encoder()
-    with Warehouse(db) as wh:
+    with Warehouse(db, say=sink.say) as wh, wh.writing_inputs():
         for kind in ("documents", "queries"):
             sink.say(str(encode_corpus(wh, corpus, encoder, kind, progress=sink.bar(f"encoding {corpus} {kind}"))))

@@ -11,7 +11,6 @@ import typer
 
 from rankhouse.cli.common import (
     JsonOption,
-    LabelsOption,
     QuietOption,
     choose,
     progress_sink,
@@ -27,7 +26,7 @@ from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.progress import TextProgress
 from rankhouse.study import Protocol
 from rankhouse.warehouse import DEFAULT_DB, Warehouse
-from rankhouse.warehouse.connection import MEMORY_LIMIT_VARIABLE, memory_limit
+from rankhouse.warehouse.memory import MEMORY_LIMIT_VARIABLE, memory_limit
 
 # DuckDB's memory for the demo unless $RANKHOUSE_MEMORY_LIMIT says otherwise: BANKING77's evaluation
 # (two full rankings of 30.8M pairs) then spills instead of growing, and the whole demo, encoder
@@ -106,7 +105,6 @@ def eval_command(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report loads and model runs.")] = False,
     db: Annotated[str, typer.Option("--db", help="Warehouse file; default: a throw-away in-memory one.")] = ":memory:",
-    labels: LabelsOption = None,
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
@@ -154,7 +152,7 @@ def eval_command(
             say(str(result))
 
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, say if verbose else silent), Warehouse(db, labels) as wh:
+    with engine_started(builder, say if verbose else silent), Warehouse(db) as wh:
         result = evaluate(
             wh, qrels, list(runs), measure, options,
             on_load=on_load,
@@ -195,7 +193,7 @@ def demo_command(
     db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Where the study writes its outputs (default: out/<study>/ beside the warehouse)."),
+        typer.Option("--out", help="Where the study writes its outputs (default: the warehouse's <db>.d/out/<study>/)."),
     ] = None,
     study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
     quiet: QuietOption = False,
@@ -225,11 +223,13 @@ def demo_command(
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
     sink.say(f"DuckDB memory limit {memory_limit(DEMO_MEMORY_LIMIT)} ({MEMORY_LIMIT_VARIABLE} to change it)")
-    with engine_started(builder, sink.say), Warehouse(db, default_memory_limit=DEMO_MEMORY_LIMIT) as wh:
+    with engine_started(builder, sink.say), Warehouse(
+        db, default_memory_limit=DEMO_MEMORY_LIMIT, namespace=loaded.name, say=sink.say
+    ) as wh:
         studied = _study(loaded, wh, None, sink, engine=builder)
         studied.prepare()
         studied.freeze()
         _evaluate(studied, out)
     results = "retrieval_metrics" if loaded.outputs.get("writer") == "retrieval" else "run_measures"
     sink.say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
-    sink.say(f"      rankhouse query \"FROM results.{results} WHERE subset = 'all'\"")
+    sink.say(f"      rankhouse query \"FROM {loaded.name}.results.{results} WHERE subset = 'all'\"")

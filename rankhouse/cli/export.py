@@ -48,6 +48,7 @@ from rankhouse.errors import RankhouseError
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.runner import definition_sha256
 
@@ -77,7 +78,9 @@ def built_models(wh: Warehouse, project: Project) -> dict[str, str]:
         return {}
     recorded = {name: (fingerprint, sha) for name, fingerprint, sha in wh.sql("FROM meta.model_objects")}
     views = dict(wh.sql(
-        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'models'"
+        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = ? AND schema_name = 'models' "
+        "AND NOT contains(sql, ' FROM store_')",  # a table model's view over its store table is its table
+        [wh.namespace],
     ))  # fmt: skip
     found: dict[str, bool] = {}
 
@@ -137,12 +140,13 @@ def check_target(target: Path, force: bool) -> None:
 
 def ordered_rows(wh: Warehouse, model: Model) -> str:
     """SELECT of a model's rows in a total order: every column ascending, the grain's first."""
+    catalog, schema, name = wh.resolve(model.table) or (wh.namespace, "models", model.name)
     columns = [
         row[0]
         for row in wh.sql(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-            "AND schema_name = 'models' AND table_name = ? ORDER BY column_index",
-            [model.name],
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ? "
+            "ORDER BY column_index",
+            [catalog, schema, name],
         )
     ]
     keys = [c for c in model.grain if c in columns] + [c for c in columns if c not in model.grain]
@@ -204,22 +208,29 @@ def export_command(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Write into a non-empty folder, replacing files.")] = False,
     db: DbOption = DEFAULT,
+    study: Annotated[
+        Path | None, typer.Option("--study", help="Export this study's models (its namespace), not the default's.")
+    ] = None,
 ) -> None:
-    """Write built models to files, one per model, with a manifest (fingerprint, rows, SHA-256).
+    """Write built models to files, one per model, with a manifest (fingerprint, rows, SHA-256): those of
+    the default namespace, or of a study's (--study; its label-free models: the gate stays closed).
 
     Example: rankhouse export out/tables --format parquet --select +run_measures --db rankhouse.duckdb
     """
+    from rankhouse.study import Protocol
+
     choose(output_format, FORMATS, "--format")
+    namespace = Protocol.load(study).name if study is not None else DEFAULT_NAMESPACE
     project = Project.load()
     check_target(target, force)
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse(db, read_only=True, namespace=namespace) as wh:
         built = built_models(wh, project)
     names, left_out = chosen(project, built, select, db)
     if left_out:
         say(f"not built in {db}, left out: {', '.join(left_out)}")
     # the models' views that sum into arrays (BM25's) get array aggregates: settings are locked once open
     arrays = any(project.computes_array_aggregate(n) for n in names)
-    with open_for_analysts(db, None, None, False, None, array_aggregates=arrays) as wh:
+    with open_for_analysts(db, None, False, None, array_aggregates=arrays, namespace=namespace) as wh:
         if built_models(wh, project) != built:
             raise RankhouseError(f"{db} changed while the export started; run it again")
         target.parent.mkdir(parents=True, exist_ok=True)

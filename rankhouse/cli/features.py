@@ -15,7 +15,6 @@ from rankhouse.cli.common import (
     FINITE,
     DbOption,
     JsonOption,
-    LabelsOption,
     QuietOption,
     choose,
     progress_sink,
@@ -84,7 +83,6 @@ def _study(protocol: Path, wh: Warehouse, sink: Progress | None = None) -> Study
 def extract_command(
     protocol: ProtocolArg,
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     smoke: SmokeOption = None,
     concurrency: ConcurrencyOption = None,
     rate: RateOption = None,
@@ -101,14 +99,14 @@ def extract_command(
 
     Example: rankhouse features extract studies/banking77_features.toml --smoke 20
     """
-    from rankhouse.extraction.run import KINDS, extract
+    from rankhouse.extraction.run import KINDS, extract, extraction_slice
     from rankhouse.extraction.settings import Settings
 
     sink = progress_sink(quiet, json_lines)
     say = sink.say
     settings = Settings.from_env(concurrency=concurrency, rate=rate, max_cost=max_cost, retries=retries,
                                  timeout=timeout)  # fmt: skip
-    with Warehouse(db, labels) as wh:
+    with Warehouse(db, namespace=Protocol.load(protocol).name, say=say) as wh:
         study = _study(protocol, wh, sink)
         items = [g for g in study.protocol.generated if g.kind in KINDS]
         if not items:
@@ -123,7 +121,9 @@ def extract_command(
             if smoke is not None and item.kind != "feature_extraction":
                 say(f"[generate.{item.key}]: not part of a smoke batch (training messages only)")
                 continue
-            result = extract(wh, item.kind, item.options, settings, say, encoder, smoke, sink.meter)
+            with wh.writing_inputs():
+                result = extract(wh, item.kind, item.options, settings, say, encoder, smoke, sink.meter)
+            study.record_generated(item.key, extraction_slice(result.job))
             if result.missing and smoke is None:
                 raise RankhouseError(f"[generate.{item.key}]: {result.missing}")
             say(f"[generate.{item.key}]: {result.complete:,} of {result.total:,} rows in the store")
@@ -159,7 +159,6 @@ def _shown(value: object) -> object:
 def receipts_command(
     protocol: ProtocolArg,
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     output_format: Annotated[str, typer.Option("--format", help="text (default) or json.")] = "text",
 ) -> None:
     """The extraction's receipts, computed in SQL over raw.extraction_calls (models/extraction/
@@ -169,7 +168,7 @@ def receipts_command(
     Example: rankhouse features receipts studies/banking77_features.toml --format json
     """
     choose(output_format, RECEIPT_FORMATS, "--format")
-    with Warehouse(db, labels) as wh:
+    with Warehouse(db, namespace=Protocol.load(protocol).name) as wh:
         study = _study(protocol, wh)
         study.runner().run(study.project.select("+extraction_receipts"))
         columns, rows = wh.columns("SELECT * FROM models.extraction_receipts")

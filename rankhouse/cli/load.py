@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink, say, table
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders import LOADERS, load_qrels, load_run, write_run
 from rankhouse.loaders.sources import LoadResult, check_readable, shown_path
@@ -61,18 +61,17 @@ def load_run_command(
 def load_qrels_command(
     file: Annotated[Path, typer.Argument(help="TREC qrels: qid iter docno rel (.gz too; - for standard input).")],
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
 ) -> None:
-    """Load TREC qrels into the labels file (never the main file).  Example: rankhouse load qrels qrels.txt"""
-    _load_one(progress_sink(quiet, json_lines), db, labels, load_qrels, file)
+    """Load TREC qrels into the labels file of the default namespace (never a file of models or inputs);
+    a study loads its own labels at `rankhouse study evaluate`.  Example: rankhouse load qrels qrels.txt"""
+    _load_one(progress_sink(quiet, json_lines), db, load_qrels, file)
 
 
-def _load_one(sink: Progress, db: str, labels: str | None, load: Callable[..., LoadResult], file: Path,
-              *args: str) -> None:  # fmt: skip
+def _load_one(sink: Progress, db: str, load: Callable[..., LoadResult], file: Path, *args: str) -> None:
     """One file loaded by `load`, reported to `sink`."""
-    with Warehouse(db, labels) as wh:
+    with Warehouse(db, say=sink.say) as wh:
         with sink.loading(str(file)):
             result = load(wh, file, *args)
         sink.loaded(result)
@@ -83,11 +82,10 @@ def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
         file: Annotated[Path, typer.Argument(help="CSV with a header text,category (RFC 4180 quoting).")],
         corpus: Annotated[str, typer.Option("--corpus", help="The corpus to load under.")],
         db: DbOption = DEFAULT,
-        labels: LabelsOption = None,
         quiet: QuietOption = False,
         json_lines: JsonOption = False,
     ) -> None:
-        _load_one(progress_sink(quiet, json_lines), db, labels, LOADERS[loader].load, file, corpus)
+        _load_one(progress_sink(quiet, json_lines), db, LOADERS[loader].load, file, corpus)
 
     command.__doc__ = (
         f"Load {what}.  Example: rankhouse load {loader.split('.')[1].replace('_', '-')} train.csv --corpus b77"
@@ -106,8 +104,8 @@ for _loader, _what in (
 
 @runs_app.command("list")
 def runs_list_command(db: DbOption = DEFAULT) -> None:
-    """The runs in the warehouse, with their sizes.  Example: rankhouse runs list"""
-    with Warehouse(db) as wh:
+    """The runs in the warehouse's inputs, with their sizes.  Example: rankhouse runs list"""
+    with Warehouse(db, read_only=db != ":memory:") as wh:
         rows = wh.sql(
             "SELECT run_id, count(DISTINCT qid), count(*), any_value(tag) FROM raw.runs GROUP BY run_id ORDER BY run_id"
         )
@@ -140,6 +138,7 @@ def runs_export_command(
         from rankhouse.runfiles import validate_runs, write_ordering
 
         with Warehouse(db, read_only=True) as wh:
+            _use_study_with(wh, "lane_orderings", "corpus", lanes)
             lines = write_ordering(wh, lanes, run_id, out, tag or f"rankhouse-lanes-{run_id}")
         problems = validate_runs([out], doc_pattern)
         for problem in problems:
@@ -148,8 +147,20 @@ def runs_export_command(
             raise RankhouseError(f"wrote {lines:,} lines to {out}, but {len(problems)} rules are broken (above)")
         say(f"wrote {lines:,} lines to {out}; it validates")
         return
-    with Warehouse(db) as wh:
+    with Warehouse(db, read_only=db != ":memory:") as wh:
         say(f"wrote {write_run(wh, run_id, out):,} lines to {out}")
+
+
+def _use_study_with(wh: Warehouse, model: str, column: str, value: str) -> None:
+    """Make the namespace in use the study whose `models.<model>` holds rows with `column` = `value` (the
+    lanes study of a corpus), or say none does."""
+    for study in wh.studies():
+        wh.use(study)
+        if wh.table_exists(f"models.{model}") and wh.sql(
+            f"SELECT 1 FROM models.{model} WHERE {column} = ? LIMIT 1", [value]
+        ):
+            return
+    raise RankhouseError(f"no study of warehouse {wh.path} has built models.{model} for {column} {value!r}")
 
 
 @runs_app.command("validate")
@@ -181,14 +192,15 @@ def runs_validate_command(
     say(f"{len(files)} file(s) validate")
 
 
-def sources_command(db: DbOption = DEFAULT, labels: LabelsOption = None) -> None:
-    """Every loaded file: table, name, rows, SHA-256, loader, time.  Example: rankhouse sources"""
-    with Warehouse(db, labels) as wh:
+def sources_command(db: DbOption = DEFAULT) -> None:
+    """Every loaded file: table, name, rows, SHA-256, loader, time; the labels loaded outside any study too
+    (a study's stay behind its gate).  Example: rankhouse sources"""
+    with Warehouse(db, read_only=db != ":memory:") as wh:
         query = "SELECT table_name, name, rows, sha256, loader, loaded_at, path FROM {} ORDER BY table_name, name"
-        rows = wh.sql(query.format("meta.sources"))
-        if Path(wh.labels_path).exists() and not wh.studies():
+        rows = wh.sql(query.format("inputs.meta.sources"))
+        if Path(wh.labels_path).exists():
             wh.open_gate()
             rows += [("labels." + r[0], *r[1:]) for r in wh.sql(query.format("gate.meta.sources"))]
-        elif wh.studies():
-            say("labels: behind the gate of study " + ", ".join(wh.studies()) + " (see `rankhouse study status`)")
+        if wh.studies():
+            say("the labels of study " + ", ".join(wh.studies()) + " stay behind their gates (`rankhouse study status`)")
     print(table(["table", "name", "rows", "sha256", "loader", "loaded_at", "path"], [list(r) for r in rows]))

@@ -11,7 +11,6 @@ from rankhouse.cli.common import (
     DEFAULT,
     DbOption,
     JsonOption,
-    LabelsOption,
     QuietOption,
     choose,
     parse_params,
@@ -32,7 +31,7 @@ from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project, selection_closure
-from rankhouse.warehouse.freeze import frozen_otherwise
+from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
 from rankhouse.warehouse.scope import Scope, Skipped
@@ -115,7 +114,6 @@ def list_command(
     stage: Annotated[str | None, typer.Option("--stage", help="prepare or evaluate.")] = None,
     study: StudyOption = None,
     db: Annotated[str | None, typer.Option("--db", help="A warehouse: add each model's status in it.")] = None,
-    labels: LabelsOption = None,
     param: ParamOption = None,
     engine: Annotated[
         str,
@@ -128,9 +126,12 @@ def list_command(
 ) -> None:
     """Models in dependency order: group, stage, version, what each holds, and with --db whether it is
     built, out of date or never built there, or has no inputs there (a table it reads is empty, so
-    `rankhouse run` skips it), for the parameters of --study and -p. With --engine spark, the engine each
-    model runs on there: spark, or duckdb with the reason (its header's, "calls a Python function",
-    "reads the labels").
+    `rankhouse run` skips it), for the parameters of --study and -p (in the study's namespace; the default
+    one without --study). With --study, where each model's rows are: `<study>.models.<name>` (a prepare
+    model), `<study>.results.<name>` (an evaluate model's results, one copy per freeze) or the study's
+    labels file (an evaluate model that holds labels: `models.<name>` with `rankhouse query --study`).
+    With --engine spark, the engine each model runs on there: spark, or duckdb with the reason (its
+    header's, "calls a Python function", "reads the labels").
 
     Example: rankhouse models list --study studies/banking77.toml --stage evaluate --db rankhouse.duckdb
 
@@ -153,10 +154,15 @@ def list_command(
         for row in rows:
             reason = duckdb_reason(project.models[row[0]], project)
             row.insert(4, f"duckdb ({reason})" if reason else engine)
+    if protocol is not None:
+        headers.insert(4, "where")
+        for row in rows:
+            row.insert(4, _where(project, row[0], protocol.name))
     if db is not None:
         if db != ":memory:" and not Path(db).exists():
             raise RankhouseError(f"no warehouse {db}")
-        with Warehouse(db, labels) as wh:
+        namespace = protocol.name if protocol is not None else DEFAULT_NAMESPACE
+        with Warehouse(db, read_only=True, namespace=namespace) as wh:
             _open_gate_unless_a_study(wh)
             statuses = _statuses(wh, Runner(wh, project, params), names)
         headers.insert(4, "status")
@@ -165,17 +171,31 @@ def list_command(
     print(table(headers, rows))
 
 
+def _where(project: Project, name: str, study: str) -> str:
+    """Where a study's model's rows are for an analyst (rankhouse query).
+
+    >>> _where(Project.load(closure=["run_measures"]), "run_measures", "trec_sample")
+    'trec_sample.results.run_measures'
+    """
+    model = project.models[name]
+    if model.stage == "prepare":
+        return f"{study}.models.{name}"
+    if project.holds_labels(name) or model.materialized == "view":
+        return f"labels: models.{name} (query --study)"
+    return f"{study}.results.{name}"
+
+
 def _open_gate_unless_a_study(wh: Warehouse) -> None:
-    """Open the labels gate of a warehouse that holds no study (a study's opens only after its freeze
-    verifies), so that the fingerprints of evaluate models can be taken."""
-    if Path(wh.labels_path).exists() and not wh.studies():
+    """Open the labels of the default namespace (loaded outside any study; a study's open only after its
+    freeze verifies), so that the fingerprints of evaluate models can be taken."""
+    if not wh.gated() and Path(wh.labels_path).exists():
         wh.open_gate()
 
 
-def _fingerprint_and_last_run(db: str, labels: str | None, project: Project, name: str) -> tuple[str, str]:
+def _fingerprint_and_last_run(db: str, project: Project, name: str) -> tuple[str, str]:
     if db != ":memory:" and not Path(db).exists():
         return "(no warehouse yet)", "never"
-    with Warehouse(db, labels) as wh:
+    with Warehouse(db, read_only=db != ":memory:") as wh:
         _open_gate_unless_a_study(wh)
         try:
             fingerprint = Runner(wh, project).fingerprint(name)
@@ -197,13 +217,13 @@ def _fingerprint_and_last_run(db: str, labels: str | None, project: Project, nam
 def show_command(
     name: Annotated[str, typer.Argument(help="Model name.")],
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
 ) -> None:
-    """A model's header, parents, children, fingerprint, last run and SQL.  Example: rankhouse models show measure_ap"""
+    """A model's header, parents, children, fingerprint and last run (in the default namespace) and SQL.
+    Example: rankhouse models show measure_ap"""
     project = Project.load()
     _known_model(project, name)
     model = project.models[name]
-    fingerprint, last_run = _fingerprint_and_last_run(db, labels, project, name)
+    fingerprint, last_run = _fingerprint_and_last_run(db, project, name)
     sources = sorted(r for r in project.references[name] if not r.startswith("models."))
     print(f"model        {model.name} (version {model.version}, {model.stage}, group {model.group})")
     print(f"file         {model.path}")
@@ -295,7 +315,6 @@ def docs_command(
     select: Annotated[str | None, typer.Option("--select", "-s", help="dbt-style: name, +name, name+.")] = None,
     study: StudyOption = None,
     db: Annotated[str | None, typer.Option("--db", help="A warehouse: each model's status, last run, rows.")] = None,
-    labels: LabelsOption = None,
     param: ParamOption = None,
 ) -> None:
     """A static catalog of the models, like dbt docs (plain HTML, nothing fetched): an index by folder, the
@@ -313,43 +332,13 @@ def docs_command(
     names = _listed(project, select, None, protocol)
     states, source = None, "the model files"
     if db is not None:
-        with Warehouse(db, labels, read_only=True) as wh:
+        namespace = protocol.name if protocol is not None else DEFAULT_NAMESPACE
+        with Warehouse(db, read_only=True, namespace=namespace) as wh:
             _open_gate_unless_a_study(wh)
             states = warehouse_states(wh, project, names, _statuses(wh, Runner(wh, project, params), names))
         source = f"the model files and the warehouse {db}"
     written = write_catalog(project, directory, names, states, source)
     say(f"wrote {len(written)} pages to {directory} (open {directory / 'index.html'})")
-
-
-def _keep_frozen(runner: Runner, names: list[str], named: list[str]) -> tuple[list[str], list[Skipped]]:
-    """`names` without the models a study's latest freeze covers that this run would rebuild differently
-    (the models' defaults and -p are not the protocol's parameters), nor the models that read them: a
-    plain `rankhouse run` never breaks a study's freeze. A model the selection names itself is an error.
-
-    Example: names, skipped = _keep_frozen(Runner(wh, project), project.select(None), [])
-    """
-    frozen = frozen_otherwise(runner.wh, names, runner.fingerprint)
-    changed = list(frozen)
-    if not changed:
-        return names, []
-    project = runner.project
-    kept_out = set(changed).union(*(project.descendants(n) & set(names) for n in changed))
-    studies = sorted(set(frozen.values()))
-    fix = "`rankhouse study prepare PROTOCOL` rebuilds a study's models with its own parameters"
-    for name in named:
-        if name in kept_out:
-            frozen_parents = sorted(project.ancestors(name) & set(changed))
-            reads = "" if name in changed else f" (it reads {', '.join(frozen_parents)})"
-            raise RankhouseError(
-                f"model {name}{reads} is frozen by {', '.join(studies)}: rebuilding it with the models' defaults "
-                f"and -p would break that freeze; {fix}"
-            )
-    what = f"{len(kept_out)} model{'s' if len(kept_out) > 1 else ''} frozen by {', '.join(studies)}"
-    reason = (
-        f"{', '.join(sorted(changed))} would be rebuilt with the models' defaults and -p, not the protocol's "
-        f"parameters, which breaks the freeze, and so would the models reading them; {fix}"
-    )
-    return [n for n in names if n not in kept_out], [Skipped(what, tuple(sorted(kept_out)), reason)]
 
 
 def run_command(
@@ -359,7 +348,6 @@ def run_command(
     param: ParamOption = None,
     force: Annotated[bool, typer.Option(help="Rebuild even when the fingerprint is unchanged.")] = False,
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
     engine: EngineOption = "duckdb",
@@ -379,30 +367,22 @@ def run_command(
     must be able to open here (a warehouse that holds a study opens them only in `rankhouse study
     evaluate`). The rest of the selection (all models without -s, or those of stage:, group:, +name
     and name+) is skipped with a line saying which and why (`models list --db` shows each model); a
-    model that -s names itself and cannot be built is an error, before anything is built. A model a
-    study's latest freeze covers is never rebuilt with other parameters (the models' defaults and -p are
-    not the protocol's): it and the models reading it are skipped, and naming it is an error.
+    model that -s names itself and cannot be built is an error, before anything is built. The models
+    are built in the warehouse's default namespace, with the models' defaults and -p: a study's own
+    models live in its namespace, which `rankhouse run` never touches.
     """
     sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
     project = Project.load(params=params, closure=selection_closure(select))  # only what the selection reads
     names = project.select(select)
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    with engine_started(builder, sink.say), Warehouse(db, say=sink.say) as wh:
         # the scope opens the labels gate where a model in it reads labels
         names, skipped = Scope.of(wh, project, names).split(names, project.named(select))
         runner = Runner(wh, project, params, engine=builder)
-        names, frozen = _keep_frozen(runner, names, project.named(select))
-        skipped = [*skipped, *frozen]
         sink.say(f"running {len(names)} model(s) on {db}")
         for group in skipped:
             sink.models_skipped(group)
-        studies = wh.studies()
-        if studies and any(project.models[n].stage == "prepare" for n in names):
-            sink.say(
-                f"note: this warehouse holds study {', '.join(studies)}; models are built with their defaults and "
-                "-p, not a protocol's parameters (`rankhouse study prepare PROTOCOL` builds a study's own)"
-            )
         note = engine_note(builder, project, names)
         if note:
             sink.say(f"{note}; a model built and unchanged is skipped whichever engine built it (--force rebuilds it)")

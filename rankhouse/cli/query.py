@@ -1,9 +1,13 @@
 """`rankhouse query` and `rankhouse shell`: read-only SQL for analysts, with the labels behind the gate.
 
-Both open the warehouse read-only and then switch DuckDB's file access off (no ATTACH, no read_csv,
-no COPY, settings locked), so the labels file is out of reach unless the gate was opened first: with
-`--study PROTOCOL` once that study's latest freeze verifies, or with `--with-labels` on a warehouse
-that holds no study. The shell's session (history, Ctrl-C, the row limit) is in shell.py.
+Both open the warehouse read-only, with DuckDB's file access off (no ATTACH of another file, no
+read_csv, no COPY; settings locked), and every study's namespace attached under the study's name:
+`FROM banking77.models.retrieval_metrics`, `FROM trec_sample.results.run_measures`. Unqualified names
+(`models.x`, `results.x`, `raw.x`) resolve in the default namespace, or in the study `--study` names. A
+study's labels (`gate.*`, and the evaluate tables built from them) open only with `--study PROTOCOL`,
+once that study's latest freeze verifies; `--with-labels` opens the labels loaded outside any study.
+Neither waits for, nor stops, a study that is building: they read what was last published. The shell's
+session (history, Ctrl-C, the row limit) is in shell.py.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ import sqlglot
 import typer
 from sqlglot import exp
 
-from rankhouse.cli.common import DEFAULT, DbOption, LabelsOption, choose, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, choose, say, table
 from rankhouse.cli.shell import run_session
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.connection import array_aggregate_settings
+from rankhouse.warehouse.memory import array_aggregate_settings
 from rankhouse.warehouse.dag import Project
 
 StudyOption = Annotated[
     Path | None, typer.Option("--study", help="Open the labels (gate.*) of this study if its latest freeze verifies.")
 ]
-WithLabels = Annotated[bool, typer.Option("--with-labels", help="Open the labels of a warehouse that holds no study.")]
+WithLabels = Annotated[
+    bool, typer.Option("--with-labels", help="Open the labels loaded outside any study (the default namespace's).")
+]
 FreezesOption = Annotated[Path | None, typer.Option("--freezes", help="Directory of freeze files.")]
 
 
@@ -58,21 +64,28 @@ def computes_array_aggregate(sql: str) -> bool:
 
 def open_for_analysts(
     db: str,
-    labels: str | None,
     study: Path | None,
     with_labels: bool,
     freezes: Path | None,
     array_aggregates: bool = False,
+    namespace: str | None = None,
 ) -> Warehouse:
-    """A read-only, locked-down warehouse; the gate open only as the options allow; array aggregates
+    """A read-only, locked-down warehouse with every namespace attached; names resolve in --study's
+    namespace (the default one without it); the gate open only as the options allow; array aggregates
     on for the session if asked (settings are locked after this)."""
-    wh = Warehouse(db, labels, read_only=True)
+    protocol = Protocol.load(study) if study is not None else None
+    if protocol is not None and with_labels:
+        raise RankhouseError("--with-labels opens the labels loaded outside any study; --study opens a study's")
+    wh = Warehouse(db, read_only=True)
     try:
+        wh.attach_namespaces()
         if array_aggregates:
             for setting, value in array_aggregate_settings(wh.con).items():
                 wh.con.execute(f"SET {setting} = '{value}'")
-        if study is not None:
-            studied = Study(Protocol.load(study), wh, freezes)
+        if namespace is not None:
+            wh.use(namespace)
+        if protocol is not None:
+            studied = Study(protocol, wh, freezes)
             existing = studied.freezes()
             if not existing:
                 raise RankhouseError(f"study {studied.protocol.name} has no freeze: its labels stay closed")
@@ -97,16 +110,16 @@ def query_command(
     output_format: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     study: StudyOption = None,
     with_labels: WithLabels = False,
     freezes: FreezesOption = None,
 ) -> None:
-    """Run one read-only query on the warehouse.  Example: rankhouse query "FROM models.run_measures" --format csv"""
+    """Run one read-only query on the warehouse; every study's tables are `<study>.models.x` and
+    `<study>.results.x`.  Example: rankhouse query "FROM trec_sample.results.run_measures" --format csv"""
     choose(output_format, ("table", "csv", "json", "parquet"), "--format")
     if output_format == "parquet" and output is None:
         raise typer.BadParameter("--format parquet needs --output FILE")
-    with open_for_analysts(db, labels, study, with_labels, freezes, computes_array_aggregate(sql)) as wh:
+    with open_for_analysts(db, study, with_labels, freezes, computes_array_aggregate(sql)) as wh:
         try:
             # the relation API: an execute() result turned into Arrow makes DuckDB 2.0 print a UserWarning
             relation = wh.con.sql(sql)
@@ -148,7 +161,6 @@ def write_result(result, output_format: str, output: Path | None) -> None:  # no
 
 def shell_command(
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     study: StudyOption = None,
     with_labels: WithLabels = False,
     freezes: FreezesOption = None,
@@ -157,5 +169,5 @@ def shell_command(
 
     Example: rankhouse shell --db study.duckdb
     """
-    with open_for_analysts(db, labels, study, with_labels, freezes) as wh:
+    with open_for_analysts(db, study, with_labels, freezes) as wh:
         run_session(wh, db)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli import engines
-from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, LabelsOption, QuietOption, progress_sink
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink, say
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.studies import check_output_dir, summary_table, write_outputs
@@ -21,14 +21,15 @@ study_app = typer.Typer(
 )
 ProtocolArg = Annotated[Path, typer.Argument(help="The study's protocol file, e.g. studies/trec_sample.toml.")]
 FreezesOption = Annotated[
-    Path | None, typer.Option("--freezes", help="Directory of freeze files (default: freezes/ beside the warehouse).")
+    Path | None,
+    typer.Option("--freezes", help="Directory of freeze files (default: the warehouse's own, <db>.d/freezes/)."),
 ]
 OutOption = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="Write results.json, per_query.csv and the runs here (default: out/<study>/ beside the warehouse, "
-        "where freezes/ is); a folder that holds another study's results.json is refused.",
+        help="Write results.json, per_query.csv and the runs here (default: the warehouse's <db>.d/out/<study>/); "
+        "a folder that holds another study's results.json is refused.",
     ),
 ]
 ReloadOption = Annotated[
@@ -63,7 +64,7 @@ def _study(
 
 
 def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
-    """Where a study's outputs go (--out, default out/<study>/ beside the warehouse), checked before
+    """Where a study's outputs go (--out, default <db>.d/out/<study>/: the warehouse's), checked before
     anything is written: never a folder with another study's results."""
     out = out or outputs_dir_for(db, protocol.name)
     check_output_dir(out, protocol.name)
@@ -71,8 +72,7 @@ def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
 
 
 @study_app.command("prepare")
-def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                    freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                     master: engines.MasterOption = None,
                     spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
@@ -81,7 +81,7 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: Label
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    with engines.engine_started(builder, sink.say), Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
         _study(loaded, wh, freezes, sink, builder).prepare(reload)
 
 
@@ -93,16 +93,17 @@ def freeze_command(
     ] = None,
     reason: Annotated[str | None, typer.Option(help="Why the correction was needed (with --supersedes).")] = None,
     db: DbOption = DEFAULT,
-    labels: LabelsOption = None,
     freezes: FreezesOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
     full: FullOption = False,
 ) -> None:
-    """Hash the prepared outputs into freezes/<study>-<n>.json.  Example: rankhouse study freeze studies/x.toml"""
+    """Hash the prepared outputs and the evaluate plan into <db>.d/freezes/<study>-<n>.json.
+    Example: rankhouse study freeze studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
-    with Warehouse(db, labels) as wh:
-        _study(protocol, wh, freezes, sink).freeze(supersedes, reason, full)
+    loaded = Protocol.load(protocol)
+    with Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
+        _study(loaded, wh, freezes, sink).freeze(supersedes, reason, full)
 
 
 def _evaluate(study: Study, out: Path | None, reload: bool = False, full: bool = False) -> None:
@@ -117,35 +118,35 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False, full: bool =
 
 
 @study_app.command("evaluate")
-def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
+def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT,
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
                      json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                      master: engines.MasterOption = None,
                      spark_workdir: engines.SparkWorkdirOption = None, full: FullOption = False) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
-    default out/<study>/ beside the warehouse); the freeze verifies whichever engine prepared the study.
+    default <db>.d/out/<study>/); the freeze verifies whichever engine prepared the study.
     Example: rankhouse study evaluate studies/x.toml"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    with engines.engine_started(builder, sink.say), Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
         _evaluate(_study(loaded, wh, freezes, sink, builder), out, reload, full)
 
 
 @study_app.command("run")
-def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT, labels: LabelsOption = None,
+def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT,
                 freezes: FreezesOption = None, quiet: QuietOption = False, json_lines: JsonOption = False,
                 engine: engines.EngineOption = "duckdb", master: engines.MasterOption = None,
                 spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
     """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
-    out/<study>/ beside the warehouse), the models built on --engine (duckdb, or spark for the portable
-    ones).  Example: rankhouse study run studies/x.toml --engine spark"""
+    <db>.d/out/<study>/), the models built on --engine (duckdb, or spark for the portable ones).
+    Example: rankhouse study run studies/x.toml --engine spark"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
-    with engines.engine_started(builder, sink.say), Warehouse(db, labels) as wh:
+    with engines.engine_started(builder, sink.say), Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
         study = _study(loaded, wh, freezes, sink, builder)
         study.prepare()
         study.freeze()
@@ -153,9 +154,10 @@ def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEF
 
 
 @study_app.command("status")
-def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, labels: LabelsOption = None,
-                   freezes: FreezesOption = None, full: FullOption = False) -> None:  # fmt: skip
+def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: FreezesOption = None,
+                   full: FullOption = False) -> None:  # fmt: skip
     """The study's stage, its freezes, whether the latest is intact (by row digests; --full: by canonical
-    exports).  Example: rankhouse study status studies/x.toml --full"""
-    with Warehouse(db, labels) as wh:
-        print("\n".join(_study(protocol, wh, freezes, Progress()).status(full)))
+    exports); read-only, so it answers while any study builds.  Example: rankhouse study status studies/x.toml"""
+    loaded = Protocol.load(protocol)
+    with Warehouse(db, read_only=True, namespace=loaded.name, say=say) as wh:
+        print("\n".join(_study(loaded, wh, freezes, Progress()).status(full)))

@@ -130,10 +130,19 @@ def _run(wh: Warehouse, job: Job, pending: list[store.Task], settings: Settings,
     return report.stopped
 
 
+def extraction_slice(job: Job) -> list[tuple[str, dict, str]]:
+    """The rows of the store a job's study reads: (table, key columns, meta.sources name), for the study's
+    slice of the inputs (generators.Context.produced)."""
+    key = {"corpus": job.corpus, "extractor": job.extractor, "schema_sha256": job.schema.sha256}
+    return [(table, key, job.key) for table in store.TABLES[job.kind]]
+
+
 def _generate(context, key: str, options: dict, kind: str) -> None:  # noqa: ANN001 - generators.Context
     done = extract(
         context.wh, kind, options, Settings.from_env(), context.say, lambda: context.encoder, meter=context.meter
     )
+    for table, key, source in extraction_slice(done.job):
+        context.produced(table, key, source)
     if done.missing:
         raise RankhouseError(f"[generate.{key}]: {done.missing}")
 

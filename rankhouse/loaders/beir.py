@@ -36,6 +36,7 @@ import pyarrow as pa
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import BLANK_RULE, check_utf8, non_ascii_blank, without_bom
 from rankhouse.loaders.sources import (
+    writes_inputs,
     LoadResult,
     loaded_sha,
     read_file,
@@ -287,6 +288,7 @@ def _beir_name(path: str | Path) -> str:
     return Path(path).resolve().parent.name or Path(path).stem
 
 
+@writes_inputs
 def load_scifact_documents(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """SciFact's corpus_train.csv as documents of corpus `name` (default 'scifact').
 
@@ -295,6 +297,7 @@ def load_scifact_documents(wh: Warehouse, path: str | Path, name: str | None = N
     return _load_texts(wh, path, name or SCIFACT, "raw.documents", _scifact_documents, "scifact.documents")
 
 
+@writes_inputs
 def load_scifact_queries(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """SciFact's claims (e.g. claims_validation.csv) as queries of corpus `name` (default 'scifact').
 
@@ -303,6 +306,7 @@ def load_scifact_queries(wh: Warehouse, path: str | Path, name: str | None = Non
     return _load_texts(wh, path, name or SCIFACT, "raw.queries", _scifact_queries, "scifact.queries")
 
 
+@writes_inputs
 def load_beir_corpus(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A BEIR corpus.jsonl as documents of corpus `name` (default: the file's directory name).
 
@@ -311,6 +315,7 @@ def load_beir_corpus(wh: Warehouse, path: str | Path, name: str | None = None) -
     return _load_texts(wh, path, name or _beir_name(path), "raw.documents", _beir_documents, "beir.corpus")
 
 
+@writes_inputs
 def load_beir_queries(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A BEIR queries.jsonl as queries of corpus `name` (default: the file's directory name).
 

@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import check_utf8, without_bom
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 SPLITS = ("development", "final")
@@ -532,6 +532,7 @@ def _document_tables(bundle: str, path: str | Path, data: bytes) -> tuple[int, d
     }
 
 
+@writes_inputs
 def load_evidence_tasks(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A bundle's tasks.jsonl into raw.evidence_tasks and raw.evidence_requirements.
 
@@ -540,6 +541,7 @@ def load_evidence_tasks(wh: Warehouse, path: str | Path, name: str | None = None
     return _load(wh, path, name, TASKS, "evidence.tasks", _task_tables)
 
 
+@writes_inputs
 def load_evidence_documents(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A bundle's documents.jsonl into raw.evidence_documents.
 
@@ -548,6 +550,7 @@ def load_evidence_documents(wh: Warehouse, path: str | Path, name: str | None = 
     return _load(wh, path, name, DOCUMENTS, "evidence.documents", _document_tables)
 
 
+@writes_inputs
 def load_evidence_pool(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A bundle's pool-key.json into raw.evidence_pools; the tasks and documents must be loaded first.
 
@@ -567,6 +570,7 @@ def load_evidence_pool(wh: Warehouse, path: str | Path, name: str | None = None)
     return _load(wh, path, name, POOLS, "evidence.pool", build)
 
 
+@writes_inputs
 def load_evidence_vectors(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A bundle's document vectors (Parquet: doc_id, vector) into raw.evidence_vectors; documents first.
 

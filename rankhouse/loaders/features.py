@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import check_utf8, without_bom
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 FEATURE_NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -115,6 +115,7 @@ def read_schema(path: str | Path, data: bytes) -> list[tuple[str, str, str]]:
     return rows
 
 
+@writes_inputs
 def load_feature_schema(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A feature schema into raw.feature_schema under `name` (default: the file name up to its first
     dot).  Example: load_feature_schema(wh, "studies/banking77_features.schema.toml")"""

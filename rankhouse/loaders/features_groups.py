@@ -36,7 +36,7 @@ import pyarrow as pa
 from rankhouse.errors import InputError
 from rankhouse.loaders.lanes import identifier
 from rankhouse.loaders.lines import check_utf8, without_bom
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 PARAPHRASES = 4  # per group (seed 004: 25 groups x 4 paraphrases)
@@ -151,6 +151,7 @@ def read_groups(path: str | Path, data: bytes) -> list[tuple[str, list[str], lis
     return found
 
 
+@writes_inputs
 def load_groups(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """E3's groups (paraphrases and intent names) into raw.group_paraphrases and raw.group_intents under
     corpus `name` (default: the file name without extension).
@@ -226,6 +227,7 @@ REQUIREMENT_COLUMNS = {
 }
 
 
+@writes_inputs
 def load_requirements(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """E3's manual requirements and E4's cases into raw.group_weights, raw.control_cases, raw.case_weights
     and raw.case_intents under corpus `name` (default: the file name without extension), whose groups

@@ -58,7 +58,7 @@ from rankhouse.loaders.lines import (
     without_bom,
     written_number,
 )
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes, writes_inputs
 from rankhouse.loaders.trec import RANK, SCORE, run_checks
 from rankhouse.warehouse import Warehouse
 
@@ -203,6 +203,7 @@ def unit_rows(corpus: str, topics: list[Topic]) -> list[tuple]:
     return rows
 
 
+@writes_inputs
 def load_narratives(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """Topics with their narrative and subnarratives into raw.lane_units, and each unit as a query of corpus
     `name` (default: the file name without extension).  Example: load_narratives(wh, "groups.toml", "b77")"""
@@ -320,6 +321,7 @@ def _load_staged(wh: Warehouse, path: str | Path, name: str, table: str, fmt: Li
     return LoadResult(table, name, str(path), sha, rows, "replaced" if previous else "loaded")
 
 
+@writes_inputs
 def load_lane_runs(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """Lane runs (`topic Q0 docno rank score lane`) into raw.lane_runs under the lane set `name` (default:
     the file name).  Example: load_lane_runs(wh, "lanes.run", "lanes")"""
@@ -328,6 +330,7 @@ def load_lane_runs(wh: Warehouse, path: str | Path, name: str | None = None) -> 
                         "lanes.runs")  # fmt: skip
 
 
+@writes_inputs
 def load_passage_cache(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """A passage-score cache (`topic unit docno chunk score`) under the scorer `name` that made the scores
     (default: the file name).  Example: load_passage_cache(wh, "scores.tsv", "mxbai-rerank-base-v2")"""

@@ -9,12 +9,15 @@ the rows are parsed from the decompressed bytes of that same read, never from a 
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import os
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,10 +190,51 @@ def loaded_source(wh: Warehouse, meta: str, table: str, name: str) -> tuple[str,
     return (rows[0][0], rows[0][1]) if rows else None
 
 
+_EXPECTED: ContextVar[tuple[str, str] | None] = ContextVar("expected_sha256", default=None)
+
+
+@contextmanager
+def expecting(sha256: str, shown: str) -> Iterator[None]:
+    """Within the block, a load must record `sha256` for the bytes it parsed (a study's input: the
+    protocol's SHA-256), or it is refused by record_source inside its own transaction, so that nothing
+    is written: the bytes a loader hashes are the bytes it parses, and a file that changed since the
+    protocol was written (or while it was read) never enters the warehouse.
+
+    >>> with expecting("69019319...", "results.test"):  # doctest: +SKIP
+    ...     load_run(wh, "results.test")
+    """
+    token = _EXPECTED.set((sha256, shown))
+    try:
+        yield
+    finally:
+        _EXPECTED.reset(token)
+
+
+def writes_inputs(load: Callable[..., LoadResult]) -> Callable[..., LoadResult]:
+    """A loader of label-free inputs writes the warehouse's inputs (Warehouse.writing_inputs: a file
+    warehouse's inputs are written on a building copy, published when the load is done)."""
+
+    @functools.wraps(load)
+    def loading(wh: Warehouse, *args: object, **kwargs: object) -> LoadResult:
+        with wh.writing_inputs():
+            return load(wh, *args, **kwargs)
+
+    return loading
+
+
 def record_source(
     wh: Warehouse, meta: str, table: str, name: str, path: str | Path, sha: str, rows: int, loader: str
 ) -> None:
-    """Insert or replace the meta.sources row of (table, name); call inside the load's transaction."""
+    """Insert or replace the meta.sources row of (table, name); call inside the load's transaction. A
+    load that was expected to have other bytes (expecting) is refused here, before it commits."""
+    expected = _EXPECTED.get()
+    if expected is not None and sha != expected[0]:
+        raise InputError(
+            expected[1], 0, f"the bytes read have SHA-256 {sha}, the protocol expects {expected[0]}",
+            "the file changed since the protocol was written, or while it was read; nothing was loaded",
+        )  # fmt: skip
+    if meta == "meta.sources":
+        wh.guard_source(table, name, sha)
     wh.sql(f"DELETE FROM {meta} WHERE table_name = ? AND name = ?", [table, name])
     wh.sql(
         f"INSERT INTO {meta} VALUES (?, ?, ?, ?, ?, ?, current_localtimestamp())",

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import without_bom
-from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes
+from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 HEADER = ["text", "category"]
@@ -81,11 +81,13 @@ def _classes(name: str, rows: list[tuple[int, str, str]]) -> pa.Table:
     )
 
 
+@writes_inputs
 def load_documents(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The texts of a labelled CSV as documents of corpus `name`.  Example: load_documents(wh, "train.csv", "b77")"""
     return _load(wh, path, name, "raw.documents", "meta.sources", _texts, "csv.documents")
 
 
+@writes_inputs
 def load_queries(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
     """The texts of a labelled CSV as queries of corpus `name`.  Example: load_queries(wh, "test.csv", "banking77")"""
     return _load(wh, path, name, "raw.queries", "meta.sources", _texts, "csv.queries")

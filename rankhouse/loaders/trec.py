@@ -72,6 +72,7 @@ from rankhouse.loaders.lines import (
 )
 from rankhouse.loaders.query_blocks import QueryBlocks
 from rankhouse.loaders.sources import (
+    writes_inputs,
     STDIN,
     Input,
     LoadResult,
@@ -441,6 +442,7 @@ def default_name(path: str | Path) -> str:
     return name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
 
 
+@writes_inputs
 def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> LoadResult:
     """Load a TREC run into raw.runs under `run_id` (default: default_name, the file name without .gz).
 

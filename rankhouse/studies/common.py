@@ -175,15 +175,16 @@ def freeze_chain(study: Study) -> list[dict]:
 
 
 def loaded_sources(study: Study) -> list[dict]:
-    """Every loaded or generated source the study's models read (meta.sources of its frozen raw tables):
-    table, name, SHA-256, rows, loader.
+    """Every loaded or generated source the study's models read (meta.sources of its slice of the frozen raw
+    tables): table, name, SHA-256, rows, loader.
 
     Example: [s["table"] for s in loaded_sources(study)]  # ['raw.documents', 'raw.queries', ...]
     """
     raw_tables = [table for table in study.frozen_tables() if table.startswith("raw.")]
     columns, rows = study.wh.columns(
-        "SELECT table_name AS table, name, sha256, rows, loader FROM meta.sources "
-        "WHERE list_contains(?, table_name) ORDER BY ALL",
+        "SELECT DISTINCT s.table_name AS table, s.name, s.sha256, s.rows, s.loader FROM inputs.meta.sources AS s "
+        "JOIN meta.loads AS l ON l.table_name = s.table_name AND l.source_name = s.name "
+        "WHERE list_contains(?, s.table_name) ORDER BY ALL",
         [raw_tables],
     )
     return [dict(zip(columns, row)) for row in rows]
@@ -213,6 +214,7 @@ def provenance(study: Study, evaluation: Evaluation, out: Path) -> dict:
             "prepare": freeze.record.get("models", {}),
             "evaluate": json.loads(evaluated[0][0]) if evaluated else {},
         },
+        "plan": freeze.record.get("plan"),
         "versions": versions(),
         "reproduction": [*reproduction(study, out), f"rankhouse report {shown(out)}"],
     }

@@ -108,9 +108,14 @@ def generate_vectors(context, key: str, options: dict) -> None:  # noqa: ANN001 
     """The `evidence_vectors` generator: vectors of bundle `options["bundle"]`, and the program's hash."""
     from rankhouse.select import record_program
 
-    for result in encode_bundle(context.wh, str(options["bundle"]), context.encoder, context.progress_bar):
+    bundle = str(options["bundle"])
+    for result in encode_bundle(context.wh, bundle, context.encoder, context.progress_bar):
         context.say(str(result))
-    context.say(str(record_program(context.wh)))
+    for table in ("raw.evidence_vectors", "raw.evidence_facet_vectors"):
+        context.produced(table, {"bundle": bundle}, bundle)
+    program = record_program(context.wh)
+    context.say(str(program))
+    context.produced(program.table, {"program": program.name}, program.name)
 
 
 def generate_plans(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
@@ -118,6 +123,7 @@ def generate_plans(context, key: str, options: dict) -> None:  # noqa: ANN001 - 
     for result in store_subset_plans(context.wh, key, str(options["bundle"]), int(options["replicates"]),
                                      int(options["seed"])):  # fmt: skip
         context.say(str(result))
+        context.produced(result.table, {"plan": result.name}, result.name)
 
 
 # -- the bundle as used ----------------------------------------------------------------------------

@@ -14,9 +14,10 @@ SAMPLE = 5
 LARGEST_DOUBLE = "1.7976931348623157e308"
 
 
-def audit_sql(model: Model, audit: Audit) -> str:
-    """A query returning (up to a few) rows that break the audit; no rows means it passes."""
-    table = model.table
+def audit_sql(model: Model, audit: Audit, table: str | None = None) -> str:
+    """A query returning (up to a few) rows of `table` (the model's, by default) that break the audit; no
+    rows means it passes."""
+    table = table or model.table
     ordered = f" ORDER BY {', '.join(model.grain)}" if model.grain else ""
     if audit.kind == "not_null":
         condition = " OR ".join(f"{column} IS NULL" for column in audit.args)

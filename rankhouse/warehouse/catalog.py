@@ -24,7 +24,10 @@ model is built), dialect (`duckdb: <reason>` for a model that needs DuckDB-only 
 exempt from the Spark portability check), parity (`within(<column> <amount>, ...): <reason>` for a portable
 model whose listed columns may differ between engines by at most the absolute amount each gives, where
 the engine parity tests' 1e-12 relative cannot hold: a difference of two doubles equal to 1e-12, whole
-units taken of doubles) and companion (`true` for a prepare view for analysts, e.g. a
+units taken of doubles), holds (`labels` for an evaluate model whose rows are labels, or carry a label
+per document: judgments, judged rankings; such a model stays in the study's labels file and is never
+copied to results.*; a model that reads gate.* itself holds labels without saying so) and companion
+(`true` for a prepare view for analysts, e.g. a
 ranking keyed by qid and docno: a study builds it after its prepare models when it reads only those, and
 never freezes it; no model reads it) are optional.
 
@@ -60,7 +63,7 @@ from rankhouse.errors import ModelError
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
 OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect", "columns")
-OPTIONAL += ("companion", "parity")
+OPTIONAL += ("companion", "parity", "holds")
 GLOSSARY = "columns.toml"
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
@@ -107,6 +110,7 @@ class Model:
     dialect: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
     companion: bool = False
+    holds: str | None = None  # "labels": its rows hold labels (a judgment, a label per document)
     parity: str | None = None
     glossary: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -298,6 +302,8 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         raise ModelError(name, "companion is true or false")
     if header.get("companion") == "true" and (header.get("materialized") != "view" or header["stage"] != "prepare"):
         raise ModelError(name, "a companion is a view of the prepare stage (materialized: view, stage: prepare)")
+    if header.get("holds", "labels") != "labels" or (header.get("holds") and header["stage"] != "evaluate"):
+        raise ModelError(name, "holds is `labels`, for an evaluate model whose rows hold labels")
     if "parity" in header and not PARITY.match(header["parity"]):
         raise ModelError(name, f"parity is `within(<column> <amount>, ...): <reason>`, not {header['parity']!r}")
     if header["stage"] not in STAGES:
@@ -333,6 +339,7 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         dialect=header.get("dialect") or None,
         columns=parse_columns(name, header.get("columns", ""), glossary or {}),
         companion=header.get("companion") == "true",
+        holds=header.get("holds"),
         parity=header.get("parity"),
         glossary=glossary or {},
     )

@@ -39,13 +39,27 @@ GENERATOR_NODES = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Unnest, 
 # Functions refused wherever they appear, even where DuckDB would not run them (in case the parser puts
 # a table function where this walk does not look for one): DuckDB's readers of files, of other queries
 # and of its catalog, and getenv (a scalar of DuckDB's command line). DuckDB has no other scalar function
-# that reads a file; current_setting reads settings, not data, and stays allowed.
+# that reads a file; current_setting reads settings, not data, and is refused with NONDETERMINISTIC.
 FILE_FUNCTIONS = re.compile(
     r"^(read_\w+|\w+_scan|parquet_\w+|duckdb_\w+|pragma_\w+|glob|query|query_table|sniff_csv|"
     r"json_execute_serialized_sql|getenv)$",
     re.IGNORECASE,
 )
 READ_ONLY_TABLES = "models read only warehouse tables (load files with a loader)"
+# Functions whose value depends on the session, the environment or the clock, refused wherever they appear:
+# a model's rows are a function of its SQL, parameters and inputs alone (a frozen view must read the same
+# rows whatever RANKHOUSE_MEMORY_LIMIT, the date or the file it was opened from).
+NONDETERMINISTIC = re.compile(
+    r"^(current_setting|getvariable|now|get_current_time|get_current_timestamp|current_date|current_time|"
+    r"current_timestamp|localtimestamp|localtime|current_localtimestamp|today|transaction_timestamp|"
+    r"statement_timestamp|current_database|current_catalog|current_schema|current_schemas|current_user|"
+    r"session_user|current_role|user|current_query|current_version|version|txid_current|current_transaction_id|"
+    r"rand|random|setseed|uuid|uuidv4|uuidv7|gen_random_uuid|nextval|currval|pragma_\w+)$",
+    re.IGNORECASE,
+)
+NONDETERMINISTIC_NODES = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.CurrentUser, exp.Rand,
+                          exp.Uuid, exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentVersion, exp.CurrentCatalog,
+                          exp.Localtimestamp, exp.SessionUser)  # fmt: skip
 
 
 def function_name(func: exp.Func) -> str:
@@ -62,6 +76,15 @@ def table_references(model: Model, tree: exp.Expression) -> set[str]:
         if isinstance(node, exp.Func) and FILE_FUNCTIONS.match(function_name(node)):
             name = function_name(node).upper()
             raise ModelError(model.name, f"calls {name}, which reads files, queries or the process; {READ_ONLY_TABLES}")
+        if isinstance(node, NONDETERMINISTIC_NODES) or (
+            isinstance(node, exp.Func) and NONDETERMINISTIC.match(function_name(node))
+        ):
+            name = function_name(node) if isinstance(node, exp.Func) else node.sql("duckdb")
+            raise ModelError(
+                model.name,
+                f"calls {name}, whose value depends on the session, the environment or the clock: a model's rows "
+                "are a function of its SQL, parameters and inputs alone (a seeded plan or a parameter instead)",
+            )
         if isinstance(node, exp.CTE) and not IDENTIFIER.match(node.alias_or_name):
             raise ModelError(
                 model.name,
@@ -148,6 +171,7 @@ class Project:
     models: dict[str, Model]
     sources: set[str]
     params: dict = field(default_factory=dict)
+    models_dir: Path = MODELS_DIR
 
     @classmethod
     def load(
@@ -169,7 +193,7 @@ class Project:
             models = load_models(models_dir)
         else:
             models, trees = reachable(models_dir, closure, params)
-        project = cls(models, declared_sources(), params)
+        project = cls(models, declared_sources(), params, Path(models_dir))
         if trees is not None:
             project.__dict__["trees"] = trees  # parsed already: the cached property's value
         project.check()
@@ -278,6 +302,13 @@ class Project:
             self.models[parent].materialized == "view" and self.computes_array_aggregate(parent)
             for parent in self.parents[name]
         )
+
+    def holds_labels(self, name: str) -> bool:
+        """Whether an evaluate model's rows hold labels (judgments, a label per document), so that they
+        stay in the study's labels file and never reach results.*: its header says `holds: labels`, or it
+        reads gate.* itself."""
+        model = self.models[name]
+        return model.holds == "labels" or any(ref.startswith("gate.") for ref in self.references[name])
 
     def ancestors(self, name: str) -> set[str]:
         """Every model `name` reads, directly or not."""

@@ -56,7 +56,8 @@ import sqlglot
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Audit, Model
-from rankhouse.warehouse.connection import MEMORY, Warehouse, release_memory, reserve_memory
+from rankhouse.warehouse.connection import MEMORY, Warehouse
+from rankhouse.warehouse.memory import release_memory, reserve_memory
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import spark_tree
 from rankhouse.warehouse.render import literal, parse, render
@@ -258,13 +259,13 @@ class SparkEngine(DuckDBEngine):
         return folder
 
     # -- building ---------------------------------------------------------------------------------
-    def create(self, runner: Runner, model: Model, sql: str) -> None:
+    def create(self, runner: Runner, model: Model, sql: str, target: str) -> None:
         """Build the model on its engine: in DuckDB (a DuckDB-only model, and every view, which is only
-        a definition there) and, for a portable model, on Spark, its rows handed back as its table."""
+        a definition there) and, for a portable model, on Spark, its rows handed back as its table `target`."""
         self._bind(runner)
         self._registered.pop(model.table, None)
         if self.runs_on(model, runner.project) == "duckdb" or model.materialized == "view":
-            super().create(runner, model, sql)
+            super().create(runner, model, sql, target)
             return
         for ref in sorted(runner.project.references[model.name]):
             self._register(runner, ref)
@@ -277,13 +278,13 @@ class SparkEngine(DuckDBEngine):
             raise
         except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError, ...
             raise ModelError(model.name, f"failed on Spark: {_first_line(exc)}") from None
-        self._hand_back(runner, model, sql, folder)
+        self._hand_back(runner, model, sql, folder, target)
         # the schema given, Spark reads no file to infer it
         self.session.read.schema(rows.schema).parquet(folder.as_uri()).createOrReplaceTempView(self.view(model.table))
         self._registered[model.table] = runner.fingerprint(model.name)
 
-    def _hand_back(self, runner: Runner, model: Model, sql: str, folder: Path) -> None:
-        """Read the model's Parquet output into its table, each column cast to the type DuckDB gives
+    def _hand_back(self, runner: Runner, model: Model, sql: str, folder: Path, target: str) -> None:
+        """Read the model's Parquet output into its table `target`, each column cast to the type DuckDB gives
         it (so that the catalog's types do not depend on the engine)."""
         wh = runner.wh
         described = wh.sql(f"DESCRIBE {sql}")
@@ -295,17 +296,17 @@ class SparkEngine(DuckDBEngine):
             raise ModelError(model.name, f"Spark gave {len(columns)} columns, DuckDB's SQL {len(described)}")
         casts = column_casts(columns, described)
         with wh.registered("rh_spark_rows", reader):  # a failed CREATE's own error stands (not "aborted")
-            wh.sql(f"CREATE OR REPLACE TABLE {model.table} AS SELECT {casts} FROM rh_spark_rows")
+            wh.sql(f"CREATE OR REPLACE TABLE {target} AS SELECT {casts} FROM rh_spark_rows")
 
-    def audit(self, runner: Runner, model: Model, audit: Audit) -> tuple[list[str], list[tuple]]:
+    def audit(self, runner: Runner, model: Model, audit: Audit, target: str) -> tuple[list[str], list[tuple]]:
         """The rows that break `audit`, found where the model was computed: on Spark, against the model's
         Spark view, for a model that runs there (its offending rows cast to the warehouse's column types,
         so that the AuditError reads as on DuckDB); in DuckDB otherwise.
 
-        Example: columns, bad = engine.audit(runner, model, model.audits[0])
+        Example: columns, bad = engine.audit(runner, model, model.audits[0], "models.run_measures")
         """
         if self.runs_on(model, runner.project) == "duckdb":
-            return super().audit(runner, model, audit)
+            return super().audit(runner, model, audit, target)
         self._register(runner, model.table)  # a view's Spark view (a table's was registered when built)
         text = spark_sql(model, audit_sql(model, audit), self.view)
         try:
@@ -314,7 +315,7 @@ class SparkEngine(DuckDBEngine):
             raise ModelError(model.name, f"audit {audit} failed to run on Spark: {_first_line(exc)}") from None
         if not found.num_rows:
             return found.schema.names, []
-        return _in_duckdb_types(runner.wh, model, found)
+        return _in_duckdb_types(runner.wh, target, found)
 
     def read(self, runner: Runner, ref: str):
         """The rows of model table or view `ref` as Spark holds them (a portable view: its transpiled SQL
@@ -326,7 +327,7 @@ class SparkEngine(DuckDBEngine):
         self._bind(runner)
         self._register(runner, ref)
         found = self.session.sql(f"SELECT * FROM {self.view(ref)}").toArrow()
-        return _in_duckdb_types(runner.wh, runner.project.models[ref.split(".", 1)[1]], found)
+        return _in_duckdb_types(runner.wh, ref, found)
 
     def discard(self, runner: Runner, model: Model) -> None:
         """Forget what a failed build or audit of `model` left on Spark: its view and its Parquet output
@@ -386,10 +387,10 @@ class SparkEngine(DuckDBEngine):
         self._own_tmp = []
 
 
-def _in_duckdb_types(wh: Warehouse, model: Model, found) -> tuple[list[str], list[tuple]]:
-    """An audit's offending rows from Spark (an Arrow table), each column that is one of the model's cast
-    to the type the warehouse gives it (an audit's own columns, such as `copies`, as they are)."""
-    types = {name.lower(): kind for name, kind, *_ in wh.sql(f"DESCRIBE {model.table}")}
+def _in_duckdb_types(wh: Warehouse, relation: str, found) -> tuple[list[str], list[tuple]]:
+    """Rows from Spark (an Arrow table), each column that is one of the model's cast to the type the
+    warehouse gives it in `relation` (an audit's own columns, such as `copies`, as they are)."""
+    types = {name.lower(): kind for name, kind, *_ in wh.sql(f"DESCRIBE SELECT * FROM {relation}")}
     select = ", ".join(
         column_casts([name], [(name, types[name.lower()])]) if name.lower() in types else quoted(name)
         for name in found.schema.names
