@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders.sources import loaded_sha, record_source
+from rankhouse.loaders.sources import loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 Progress = Callable[[int, int], None]
@@ -180,6 +180,7 @@ def scores_sha256(rows: Sequence[tuple]) -> str:
     return digest.hexdigest()
 
 
+@writes_inputs
 def score_passages(
     wh: Warehouse, corpus: str, scorer: str | PassageScorer = MiniLMCosine.name, progress: Progress | None = None
 ) -> ScoringReceipt:

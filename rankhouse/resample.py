@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.lines import numpy_array
-from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
+from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 
@@ -66,6 +66,7 @@ def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray,
     return LoadResult(table, plan, source, digest, values.size, "loaded")
 
 
+@writes_inputs
 def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
     """Make (or keep, if identical) the plan `plan` in raw.resample_plans; one transaction."""
     draws = bootstrap_draws(units, replicates, seed)
@@ -85,6 +86,7 @@ def sign_flips(units: int, replicates: int, seed: int) -> np.ndarray:
     return (1 - 2 * bits).astype(np.int8)
 
 
+@writes_inputs
 def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
     """Make (or keep, if identical) the sign-flip plan `plan` in raw.permutation_plans; one transaction.
 
@@ -108,6 +110,7 @@ def panel_draws(documents: int, size: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).choice(documents, size=size, replace=False).astype(np.int64)
 
 
+@writes_inputs
 def store_panel(wh: Warehouse, panel: str, corpus: str, size: int, seed: int) -> LoadResult:
     """Draw (or keep, if identical) the null reference panel `panel` of `corpus`; one transaction."""
     documents = wh.sql("SELECT count(*) FROM raw.documents WHERE corpus = ?", [corpus])[0][0]

@@ -69,7 +69,7 @@ from rankhouse.warehouse.freeze import (
     table_digest,
     write_freeze,
 )
-from rankhouse.warehouse.layout import check_namespace
+from rankhouse.warehouse.layout import LAYOUT_VERSION, check_namespace
 from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner, model_objects, object_kind, user_functions
 
@@ -160,7 +160,9 @@ class Protocol:
             generated.append(Generated(key, kind, {k: v for k, v in entry.items() if k != "kind"}))
         name = str(need(study, "name", "study"))
         if name == "default":
-            raise RankhouseError(f"protocol {path}: study name 'default' is the namespace of commands run outside a study")
+            raise RankhouseError(
+                f"protocol {path}: study name 'default' is the namespace of commands run outside a study"
+            )
         try:
             check_namespace(name)
         except RankhouseError as exc:
@@ -407,7 +409,9 @@ class Study:
             condition = " AND ".join(f'"{c}" = {literal(str(v))}' for c, v in sorted(json.loads(key).items()))
             keys.setdefault(table, set()).add(f"({condition})")
         self.wh.sql(f"CREATE SCHEMA IF NOT EXISTS {ns}.raw")
-        tables = self.wh.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'inputs' AND schema_name = 'raw'")
+        tables = self.wh.sql(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'inputs' AND schema_name = 'raw'"
+        )
         for (name,) in sorted(tables):
             where = " OR ".join(sorted(keys.get(f"raw.{name}", ()))) or "false"
             self.wh.sql(f'CREATE OR REPLACE VIEW {ns}.raw."{name}" AS SELECT * FROM inputs.raw."{name}" WHERE {where}')
@@ -537,8 +541,9 @@ class Study:
     def prepare(self, reload: bool = False) -> list[ModelRun]:
         """Load the label-free inputs (load_inputs), make the generated tables and build the prepare
         models, then their companion views; the labels are not opened. Published for readers at the end."""
-        self.load_inputs(reload)
-        self._generate()
+        with self.wh.writing_inputs():  # one copy of the inputs for the loads and the generators
+            self.load_inputs(reload)
+            self._generate()
         assert "gate" not in self.wh.attached()
         runs = self.runner().run(self.prepare_models + self.companions, progress=self.progress)
         self.wh.publish()
@@ -547,6 +552,7 @@ class Study:
     def _generate(self) -> None:
         """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...),
         each added to the study's slice as it is made (a generator may build models that read it)."""
+
         def build(spec: str) -> None:
             self.runner().run(self.project.select(spec), progress=self.progress)
 
@@ -618,6 +624,7 @@ class Study:
         derived = {model.table for model in models if model.materialized == "table"}
         origins = self.wh.sql("SELECT table_name, list(DISTINCT origin) FROM meta.loads GROUP BY 1")
         return derived | {table for table, kinds in origins if all(o.startswith("generate.") for o in kinds)}
+
     def frozen_tables(self) -> dict[str, tuple[str, ...]]:
         """The tables a freeze hashes, with their grain: every prepare model built as a table, and
         every raw table that a model of either stage reads (all label-free: labels never enter raw.*).
@@ -710,6 +717,7 @@ class Study:
             "rankhouse_version": rankhouse.__version__,
             "duckdb_version": duckdb.__version__,
             "canonical_export": CANONICAL_EXPORT,
+            "layout": LAYOUT_VERSION,
             "supersedes": supersedes,
             "reason": reason,
             "previous_sha256": latest.file_sha256 if latest else None,
@@ -981,7 +989,9 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
     for name in sorted(set(recorded["models"]) | set(now["models"])):
         if recorded["models"].get(name) != now["models"].get(name):
             changes.append(f"model {name} changed (its SQL, parameters, parents or data)")
-    frozen_objects = recorded.get("objects") or {}  # absent in freezes from before object digests
+    # absent in freezes from before object digests; of another layout's objects in freezes carried over by
+    # `rankhouse migrate` (the objects are checked against their recorded builds all the same: Runner.last_builds)
+    frozen_objects = (recorded.get("objects") or {}) if recorded.get("layout") == LAYOUT_VERSION else {}
     for name in sorted(set(frozen_objects) & set(now.get("objects", {}))):
         if frozen_objects[name] != now["objects"][name]:
             changes.append(f"the definition of models.{name} in the warehouse differs from the frozen one")
@@ -996,7 +1006,9 @@ def describe_changes(recorded: dict, now: dict) -> list[str]:
             elif before[name] != after[name]:
                 changes.append(f"evaluate model {name} changed (its SQL, parameters or parents)")
         if frozen_plan.get("measures") != now_plan.get("measures"):
-            changes.append(f"the measures asked for are {now_plan.get('measures')}, frozen {frozen_plan.get('measures')}")
+            changes.append(
+                f"the measures asked for are {now_plan.get('measures')}, frozen {frozen_plan.get('measures')}"
+            )
     frozen_tables, now_tables = _content(recorded)["tables"], _content(now)["tables"]  # row digests aside
     for table in sorted(set(frozen_tables) | set(now_tables)):
         if now_tables.get(table) is None:

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
+from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 
 KINDS = {
@@ -27,6 +27,7 @@ def _vector_array(vectors: np.ndarray) -> pa.Array:
     return pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), vectors.shape[1])
 
 
+@writes_inputs
 def encode_into_cache(
     wh: Warehouse,
     encoder,  # rankhouse.encode.Encoder, or anything with encode(), dim and fingerprint
@@ -75,6 +76,7 @@ def cached_vectors(
     return matrix, len(missing)
 
 
+@writes_inputs
 def encode_corpus(
     wh: Warehouse,
     corpus: str,

@@ -4,15 +4,6 @@
 CREATE SCHEMA IF NOT EXISTS meta;
 CREATE SCHEMA IF NOT EXISTS models;
 
--- What this file is (rankhouse/warehouse/layout.py): kind 'labels', its warehouse and study.
-CREATE TABLE IF NOT EXISTS meta.layout (
-    kind          VARCHAR   NOT NULL,
-    version       INTEGER   NOT NULL,
-    warehouse_id  VARCHAR   NOT NULL,
-    namespace     VARCHAR,
-    created_at    TIMESTAMP NOT NULL
-);
-
 CREATE TABLE IF NOT EXISTS meta.sources (
     table_name  VARCHAR   NOT NULL,
     name        VARCHAR   NOT NULL,

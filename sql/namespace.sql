@@ -7,15 +7,6 @@ CREATE SCHEMA IF NOT EXISTS raw;      -- a study's slice of the inputs (views; e
 CREATE SCHEMA IF NOT EXISTS results;  -- evaluate outputs, one copy per freeze (a freeze_id column first)
 CREATE SCHEMA IF NOT EXISTS meta;
 
--- What this file is (layout.py): kind 'namespace', the warehouse it belongs to and the study.
-CREATE TABLE IF NOT EXISTS meta.layout (
-    kind          VARCHAR   NOT NULL,
-    version       INTEGER   NOT NULL,
-    warehouse_id  VARCHAR   NOT NULL,
-    namespace     VARCHAR,
-    created_at    TIMESTAMP NOT NULL
-);
-
 -- The protocol the study was last prepared from.
 CREATE TABLE IF NOT EXISTS meta.studies (
     study            VARCHAR   NOT NULL PRIMARY KEY,

@@ -12,15 +12,6 @@ CREATE TABLE IF NOT EXISTS meta.warehouse (
     created_at  TIMESTAMP NOT NULL
 );
 
--- What this file is (layout.py): kind 'warehouse', layout version 2.
-CREATE TABLE IF NOT EXISTS meta.layout (
-    kind          VARCHAR   NOT NULL,
-    version       INTEGER   NOT NULL,
-    warehouse_id  VARCHAR   NOT NULL,
-    namespace     VARCHAR,
-    created_at    TIMESTAMP NOT NULL
-);
-
 -- One row per loaded file and name; loading the same bytes under the same name is a no-op.
 CREATE TABLE IF NOT EXISTS meta.sources (
     table_name  VARCHAR   NOT NULL,  -- the table the rows went to, e.g. 'raw.runs'

@@ -22,8 +22,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # rest of its module, so that module-scoped fixtures are built once too. A test that asks for a session
 # fixture by name (request.getfixturevalue) says its group itself (@pytest.mark.xdist_group).
 SESSION_GROUPS = {
-    "studies": {"banking77_study", "fusion_banking77_study", "evidence_demo_study", "lanes_subset_study",
-                "study_reports"},
+    "studies": {"studies_warehouse", "banking77_study", "fusion_banking77_study", "evidence_demo_study",
+                "lanes_subset_study", "study_reports"},
     "spark": {"spark"},
 }  # fmt: skip
 
@@ -46,10 +46,19 @@ def wh():
 
 
 @pytest.fixture(scope="session")
-def banking77_study(tmp_path_factory):
+def studies_warehouse(tmp_path_factory):
+    """The one warehouse of the session's study fixtures (issue 34: many studies in one warehouse), run in
+    this order: BANKING77 retrieval, fusion on BANKING77 (its vectors and retrieval tables shared by
+    fingerprint), the evidence demo, the lanes study on a subset; each fixture in a session of its own,
+    in its study's namespace. tests/test_many_studies.py runs them again in another order."""
+    return tmp_path_factory.mktemp("studies") / "studies.duckdb"
+
+
+@pytest.fixture(scope="session")
+def banking77_study(studies_warehouse):
     """The BANKING77 study (studies/banking77.toml) run once end to end, for every test module that
     needs it; later studies on the same corpus (fusion) run in the same warehouse and reuse its
-    vectors and retrieval models."""
+    vectors and retrieval models' tables (the same fingerprints), each in its own namespace."""
     import csv
     import json
     from types import SimpleNamespace
@@ -62,13 +71,14 @@ def banking77_study(tmp_path_factory):
         with (ROOT / "data" / "banking77" / name).open(newline="") as handle:
             return list(csv.DictReader(handle))
 
-    root = tmp_path_factory.mktemp("banking77")
-    warehouse = Warehouse(root / "b77.duckdb")
-    study = Study(Protocol.load(ROOT / "studies" / "banking77.toml"), warehouse, root / "freezes")
+    root = studies_warehouse.parent
+    warehouse = Warehouse(studies_warehouse)
+    study = Study(Protocol.load(ROOT / "studies" / "banking77.toml"), warehouse)
     evaluation = study.run()
     write_outputs(study, evaluation, root / "out")
     yield SimpleNamespace(
         wh=warehouse,
+        db=studies_warehouse,
         root=root,
         freeze=evaluation.freeze.freeze_id,
         results=json.loads((root / "out" / "results.json").read_text()),
@@ -80,7 +90,8 @@ def banking77_study(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def fusion_banking77_study(banking77_study):
-    """The fusion study (studies/fusion_banking77.toml) run once in the BANKING77 study's warehouse."""
+    """The fusion study (studies/fusion_banking77.toml) run once in the BANKING77 study's warehouse, in a
+    session of its own (its namespace; the BANKING77 study's session stays in that study's)."""
     import json
     from types import SimpleNamespace
 
@@ -90,19 +101,22 @@ def fusion_banking77_study(banking77_study):
 
     base = banking77_study
     protocol = Protocol.load(ROOT / "studies" / "fusion_banking77.toml")
-    study = Study(protocol, base.wh, base.root / "freezes")
+    wh = Warehouse(base.db)  # a session of its own, in the fusion study's namespace
+    study = Study(protocol, wh)
     evaluation = study.run()
     out = base.root / "fusion_out"
     write_outputs(study, evaluation, out)
-    return SimpleNamespace(
-        wh=base.wh, out=out, params=protocol.parameters, freeze=evaluation.freeze,
+    yield SimpleNamespace(
+        wh=wh, out=out, params=protocol.parameters, freeze=evaluation.freeze,
         results=json.loads((out / "results.json").read_text()), train=base.train, test=base.test,
     )  # fmt: skip
+    wh.close()
 
 
 @pytest.fixture(scope="session")
-def evidence_demo_study(tmp_path_factory):
-    """The evidence study (studies/evidence_demo.toml) run once end to end in a warehouse of its own."""
+def evidence_demo_study(fusion_banking77_study, studies_warehouse):
+    """The evidence study (studies/evidence_demo.toml) run once end to end, in the session's warehouse of
+    studies after the BANKING77 ones."""
     import json
     from types import SimpleNamespace
 
@@ -110,10 +124,11 @@ def evidence_demo_study(tmp_path_factory):
     from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
 
-    root = tmp_path_factory.mktemp("evidence_demo")
-    wh = Warehouse(root / "demo.duckdb")
+    root = studies_warehouse.parent / "evidence_demo"
+    root.mkdir()
+    wh = Warehouse(studies_warehouse)
     protocol = Protocol.load(ROOT / "studies" / "evidence_demo.toml")
-    study = Study(protocol, wh, root / "freezes")
+    study = Study(protocol, wh)
     evaluation = study.run()
     out = root / "out"
     write_outputs(study, evaluation, out)
@@ -152,8 +167,9 @@ def lanes_subset_protocol(root: Path) -> tuple[Path, list[dict]]:
 
 
 @pytest.fixture(scope="session")
-def lanes_subset_study(tmp_path_factory):
-    """The lanes study on a subset of BANKING77 (lanes_subset_protocol), run once end to end."""
+def lanes_subset_study(evidence_demo_study, studies_warehouse):
+    """The lanes study on a subset of BANKING77 (lanes_subset_protocol), run once end to end, in the
+    session's warehouse of studies after the others."""
     import json
     import tomllib
     from types import SimpleNamespace
@@ -162,10 +178,11 @@ def lanes_subset_study(tmp_path_factory):
     from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
 
-    root = tmp_path_factory.mktemp("lanes")
+    root = studies_warehouse.parent / "lanes"
+    root.mkdir()
     protocol, train = lanes_subset_protocol(root)
-    wh = Warehouse(root / "lanes.duckdb")
-    study = Study(Protocol.load(protocol), wh, root / "freezes")
+    wh = Warehouse(studies_warehouse)
+    study = Study(Protocol.load(protocol), wh)
     evaluation = study.run()
     written = write_outputs(study, evaluation, root / "out")
     groups = tomllib.loads((ROOT / "studies" / "banking77_groups.toml").read_text())["group"]
@@ -242,8 +259,9 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
 def trec_sample_study(tmp_path_factory):
     """studies/trec_sample.toml run end to end in a warehouse of its own (seconds), and a copy of the
     warehouse and its freezes taken once it was frozen, before its evaluation (its labels not loaded yet)."""
-    import shutil
     from types import SimpleNamespace
+
+    from warehouse_files import copy_warehouse
 
     from rankhouse.paths import ROOT
     from rankhouse.study import Protocol, Study
@@ -252,15 +270,16 @@ def trec_sample_study(tmp_path_factory):
     protocol = Protocol.load(ROOT / "studies" / "trec_sample.toml")
     db, frozen = root / "w.duckdb", root / "frozen"
     with Warehouse(db) as wh:
-        study = Study(protocol, wh, root / "freezes")
+        study = Study(protocol, wh)
         study.prepare()
         study.freeze()
     frozen.mkdir()
-    shutil.copy(db, frozen / "w.duckdb")  # the labels file is written when evaluate loads the labels
-    shutil.copytree(root / "freezes", frozen / "freezes")
+    copy_warehouse(db, frozen / "w.duckdb")  # its files, freezes included (the labels: made by evaluate)
     with Warehouse(db) as wh:
-        Study(protocol, wh, root / "freezes").evaluate()
-    return SimpleNamespace(db=db, frozen=frozen / "w.duckdb", protocol=protocol)
+        Study(protocol, wh).evaluate()
+    return SimpleNamespace(
+        db=db, frozen=frozen / "w.duckdb", protocol=protocol, path=ROOT / "studies" / "trec_sample.toml"
+    )
 
 
 @pytest.fixture(scope="session")

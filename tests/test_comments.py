@@ -9,8 +9,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
-import duckdb
 import pytest
+from warehouse_files import plain
 
 from rankhouse.errors import ModelError
 from rankhouse.paths import MODELS_DIR
@@ -44,15 +44,15 @@ GOLDEN_COLUMNS = {path.stem: path.read_text().splitlines()[0].split(",") for pat
 
 
 def test_built_tables_views_and_columns_carry_the_headers_and_the_glossary(trec_sample_study):
-    con = duckdb.connect(str(trec_sample_study.db), read_only=True)
-    relations = con.execute(
-        "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'models' "
-        "UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'models'"
-    ).fetchall()
-    columns = con.execute(
-        "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE schema_name = 'models'"
-    ).fetchall()
-    con.close()
+    """Every model object of the study's namespace (prepare models) and of its labels file (evaluate models)."""
+    with plain(trec_sample_study.db, "trec_sample", read_only=True, labels=True) as con:
+        relations = con.execute(
+            "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'models' "
+            "UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'models'"
+        ).fetchall()
+        columns = con.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE schema_name = 'models'"
+        ).fetchall()
     assert len(relations) > 20
     for name, comment in relations:
         assert comment == HEADERS[name]["description"], name

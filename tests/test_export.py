@@ -12,6 +12,11 @@ from pathlib import Path
 import duckdb
 import pytest
 from test_cli_usage import error_line, rankhouse_in_process
+from warehouse_files import plain
+
+from rankhouse.paths import STUDIES_DIR
+
+STUDY = STUDIES_DIR / "trec_sample.toml"  # the study of the trec_sample_study fixture
 
 
 def export(*args: object) -> tuple[object, dict]:
@@ -21,46 +26,43 @@ def export(*args: object) -> tuple[object, dict]:
     return done, json.loads((target / "manifest.json").read_text())
 
 
-def model_relations(db: Path) -> dict[str, str]:
-    """Every relation in models.* of a warehouse and its kind, read with plain DuckDB."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
+def model_relations(db: Path, labels: bool = True) -> dict[str, str]:
+    """Every model of the study's namespace and (with `labels`) of its labels file, and its kind, read with
+    plain DuckDB (a table model's view over its store table counts as its table)."""
+    with plain(db, "trec_sample", read_only=True, labels=labels) as con:
         return dict(con.execute(
-            "SELECT table_name, 'table' FROM duckdb_tables() WHERE schema_name = 'models' "
-            "UNION ALL SELECT view_name, 'view' FROM duckdb_views() WHERE schema_name = 'models'"
+            "SELECT table_name, 'table' FROM duckdb_tables() WHERE schema_name = 'models' UNION ALL "
+            "SELECT view_name, CASE WHEN contains(sql, ' FROM store_') THEN 'table' ELSE 'view' END "
+            "FROM duckdb_views() WHERE schema_name = 'models'"
         ).fetchall())  # fmt: skip
-    finally:
-        con.close()
 
 
 def assert_same_rows(db: Path, model: str, reader: str) -> None:
     """The model's relation and the file (read by `reader`) hold the same rows, as multisets, with the
     same column names in the same order."""
-    con = duckdb.connect()
-    con.execute(f"ATTACH '{db}' AS w (READ_ONLY)")
-    relation = f"w.models.{model}"
-    names = [r[0] for r in con.execute(f"DESCRIBE {relation}").fetchall()]
-    assert [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()] == names
-    count = con.execute(f"SELECT count(*) FROM {relation}").fetchall()[0][0]
-    assert con.execute(f"SELECT count(*) FROM {reader}").fetchall()[0][0] == count
-    for a, b in ((relation, reader), (reader, relation)):
-        assert con.execute(f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})").fetchall() == [(0,)], (model, a)
-    con.close()
+    with plain(db, "trec_sample", read_only=True, labels=True) as con:
+        relation = f"models.{model}"
+        names = [r[0] for r in con.execute(f"DESCRIBE {relation}").fetchall()]
+        assert [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()] == names
+        count = con.execute(f"SELECT count(*) FROM {relation}").fetchall()[0][0]
+        assert con.execute(f"SELECT count(*) FROM {reader}").fetchall()[0][0] == count
+        for a, b in ((relation, reader), (reader, relation)):
+            assert con.execute(f"SELECT count(*) FROM (FROM {a} EXCEPT ALL FROM {b})").fetchall() == [(0,)], (model, a)
 
 
 def last_fingerprints(db: Path) -> dict[str, str]:
-    con = duckdb.connect(str(db), read_only=True)
-    rows = con.execute(
-        "SELECT model, arg_max(fingerprint, started_at) FROM meta.model_runs WHERE status = 'built' GROUP BY model"
-    ).fetchall()
-    con.close()
+    with plain(db, "trec_sample", read_only=True) as con:
+        rows = con.execute(
+            "SELECT model, arg_max(fingerprint, started_at) FROM trec_sample.meta.model_runs WHERE status = 'built' "
+            "GROUP BY model"
+        ).fetchall()
     return dict(rows)
 
 
 @pytest.fixture(scope="module")
 def parquet_export(trec_sample_study, tmp_path_factory):
     target = tmp_path_factory.mktemp("export") / "tables"
-    return target, export(target, "--db", trec_sample_study.db)[1]
+    return target, export(target, "--db", trec_sample_study.db, "--study", STUDY)[1]
 
 
 def test_every_built_model_is_exported_to_parquet_and_reads_back_equal(trec_sample_study, parquet_export):
@@ -84,7 +86,8 @@ def test_every_built_model_is_exported_to_parquet_and_reads_back_equal(trec_samp
 
 def test_csv_export_of_a_selection_reads_back_equal_and_is_reproducible(trec_sample_study, tmp_path):
     db = trec_sample_study.db
-    first, manifest = export(tmp_path / "a", "--format", "csv", "--select", "+run_measures", "--db", db)
+    first, manifest = export(tmp_path / "a", "--format", "csv", "--select", "+run_measures", "--db", db,
+                             "--study", STUDY)  # fmt: skip
     from rankhouse.warehouse.dag import Project
 
     selected = Project.load().select("+run_measures")  # with the models' defaults: more measures than the study's
@@ -92,17 +95,16 @@ def test_csv_export_of_a_selection_reads_back_equal_and_is_reproducible(trec_sam
     assert [e["model"] for e in manifest["models"]] == [name for name in selected if name in built]
     left_out = [name for name in selected if name not in built]
     assert "measure_success" in left_out and f"left out: {', '.join(left_out)}" in first.stderr
-    con = duckdb.connect(str(db), read_only=True)
     for entry in manifest["models"]:
-        types = con.execute(f"SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'models' "
-                            f"AND table_name = '{entry['model']}' ORDER BY column_index").fetchall()  # fmt: skip
+        with plain(db, "trec_sample", read_only=True, labels=True) as con:
+            types = con.execute(f"SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'models' "
+                                f"AND table_name = '{entry['model']}' ORDER BY column_index").fetchall()  # fmt: skip
         columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in types) + "}"
         path = tmp_path / "a" / entry["file"]
         assert path.read_text().splitlines()[0] == ",".join(name for name, _ in types)  # the header
         reader = f"read_csv('{path}', header = true, auto_detect = false, columns = {columns})"
         assert_same_rows(db, entry["model"], reader)
-    con.close()
-    _, again = export(tmp_path / "b", "--format", "csv", "--select", "+run_measures", "--db", db)
+    _, again = export(tmp_path / "b", "--format", "csv", "--select", "+run_measures", "--db", db, "--study", STUDY)
     assert [e["sha256"] for e in again["models"]] == [e["sha256"] for e in manifest["models"]]
     assert "run_measures.csv" in first.stderr and first.stdout == ""  # progress on stderr, no data on stdout
 
@@ -118,66 +120,70 @@ def refused(target: Path, *args: object) -> str:
 def test_refusals_come_before_anything_is_written(trec_sample_study, tmp_path):
     db = trec_sample_study.db
     target = tmp_path / "out"
-    assert "no such model" in refused(target, "--select", "run_measure", "--db", db)
-    assert "not built in" in refused(target, "--select", "+bm25_ranking", "--db", db)
+    study = ("--study", STUDY)
+    assert "no such model" in refused(target, "--select", "run_measure", "--db", db, *study)
+    assert "not built in" in refused(target, "--select", "+bm25_ranking", "--db", db, *study)
     assert "--format is parquet or csv" in refused(target, "--format", "xlsx", "--db", db)
     assert "no warehouse" in refused(target, "--db", tmp_path / "none.duckdb")
+    assert "no model is built" in refused(target, "--db", db)  # the default namespace: nothing of the study's
     target.mkdir()
     (target / "notes.txt").write_text("mine\n")
-    assert "is not empty" in refused(target, "--select", "runs", "--db", db)
+    assert "is not empty" in refused(target, "--select", "runs", "--db", db, *study)
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
     (tmp_path / "file").write_text("")
-    assert "is a file" in refused(tmp_path / "file", "--db", db)
+    assert "is a file" in refused(tmp_path / "file", "--db", db, *study)
     # --force writes into it, replacing files of the same names and leaving the others
     (target / "runs.csv").write_text("old\n")
-    export(target, "--select", "runs", "--format", "csv", "--force", "--db", db)
+    export(target, "--select", "runs", "--format", "csv", "--force", "--db", db, *study)
     assert sorted(p.name for p in target.iterdir()) == ["manifest.json", "notes.txt", "runs.csv"]
     assert (target / "runs.csv").read_text().startswith("run_id,")
 
 
 def test_a_frozen_studys_labels_are_not_exported(trec_sample_study, tmp_path):
     """Before evaluation the labels are only in the labels file: no model holding them is built, none is
-    exported, whatever is selected; `rankhouse query` shows the same. After it, qrels is a table of the main
-    file that query shows, and export writes it."""
-    frozen = trec_sample_study.frozen
-    assert "not built in" in refused(tmp_path / "out", "--select", "qrels", "--db", frozen)
-    assert "not built in" in refused(tmp_path / "out", "--select", "+run_measures", "--db", frozen)
-    _, manifest = export(tmp_path / "all", "--db", frozen)
+    exported, whatever is selected; `rankhouse query` shows the same. After it, qrels is a model of the
+    study's labels file, which query --study (its freeze verified) shows, and export --study writes it."""
+    frozen, study = trec_sample_study.frozen, ("--study", STUDY)
+    assert "not built in" in refused(tmp_path / "out", "--select", "qrels", "--db", frozen, *study)
+    assert "not built in" in refused(tmp_path / "out", "--select", "+run_measures", "--db", frozen, *study)
+    _, manifest = export(tmp_path / "all", "--db", frozen, *study)
     from rankhouse.study import Study
     from rankhouse.warehouse import Warehouse
 
     with Warehouse(frozen, read_only=True) as wh:
-        prepare = Study(trec_sample_study.protocol, wh, frozen.parent / "freezes").prepare_models
+        prepare = Study(trec_sample_study.protocol, wh).prepare_models
     assert {e["model"] for e in manifest["models"]} == set(prepare)
     assert set(prepare) == {"runs", "run_blocks", "run_ranking", "measure_requests"}
-    assert rankhouse_in_process("query", "FROM models.qrels", "--db", frozen).returncode == 2
-    # evaluated: the labels are in models.qrels, which query shows, and export writes the same rows
+    assert rankhouse_in_process("query", "FROM trec_sample.models.qrels", "--db", frozen).returncode == 2
+    # evaluated: the labels are in the labels file's models.qrels, which query --study shows, and export too
     evaluated = trec_sample_study.db
-    _, manifest = export(tmp_path / "qrels", "--select", "qrels", "--db", evaluated)
-    assert rankhouse_in_process("query", "SELECT count(*) FROM models.qrels", "--db", evaluated).returncode == 0
-    labels = duckdb.connect(str(evaluated.with_name("w.labels.duckdb")), read_only=True)
+    _, manifest = export(tmp_path / "qrels", "--select", "qrels", "--db", evaluated, *study)
+    query = ("query", "SELECT count(*) FROM models.qrels", "--db", evaluated)
+    assert rankhouse_in_process(*query).returncode == 2  # the default namespace has none
+    assert rankhouse_in_process(*query, *study).returncode == 0
+    labels = duckdb.connect(str(evaluated.parent / "w.d" / "labels" / "trec_sample.duckdb"), read_only=True)
     qrels = labels.execute("SELECT count(*) FROM qrels").fetchall()[0][0]
     labels.close()
     assert manifest["models"][0]["rows"] == qrels == 3681
 
 
 def test_a_relation_made_by_hand_is_not_exported(trec_sample_study, tmp_path):
-    """In an evaluated warehouse, a view replaced or added by hand, reading the labels through an ATTACH in
-    plain DuckDB: the replaced model is not the object its build made (refused, and so are the views over
-    it), the added view is no model (refused, left out)."""
-    for name in ("w.duckdb", "w.labels.duckdb"):
-        shutil.copy(trec_sample_study.db.with_name(name), tmp_path / name)
+    """In an evaluated warehouse, a view of the study's namespace replaced or added by hand, reading the
+    labels through an ATTACH in plain DuckDB: the replaced model is not the object its build made (refused,
+    and so are the views over it), the added view is no model (refused, left out)."""
+    shutil.copy(trec_sample_study.db, tmp_path / "w.duckdb")
+    shutil.copytree(trec_sample_study.db.parent / "w.d", tmp_path / "w.d")
     db = tmp_path / "w.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(f"ATTACH '{tmp_path / 'w.labels.duckdb'}' AS gate (READ_ONLY)")
-    con.execute("CREATE OR REPLACE VIEW models.run_ranking AS SELECT 'peek' AS system, qid AS query_key, "
-                "docno AS doc_key, rel AS rank, 0.0 AS score FROM gate.qrels")  # fmt: skip
-    con.execute("CREATE VIEW models.peek AS SELECT * FROM gate.qrels")
-    con.execute("DETACH gate")
-    con.close()
-    assert "not built in" in refused(tmp_path / "out", "--select", "run_ranking", "--db", db)
-    assert "no such model" in refused(tmp_path / "out", "--select", "peek", "--db", db)
-    _, manifest = export(tmp_path / "all", "--db", db)
+    with plain(db, "trec_sample", labels=True) as con:
+        con.execute("CREATE OR REPLACE VIEW trec_sample.models.run_ranking AS SELECT 'peek' AS system, qid AS "
+                    "query_key, docno AS doc_key, rel AS rank, 0.0 AS score FROM gate.qrels")  # fmt: skip
+        con.execute("CREATE VIEW trec_sample.models.peek AS SELECT * FROM gate.qrels")
+    study = ("--study", STUDY)
+    assert "not built in" in refused(tmp_path / "out", "--select", "run_ranking", "--db", db, *study)
+    assert "no such model" in refused(tmp_path / "out", "--select", "peek", "--db", db, *study)
+    _, manifest = export(tmp_path / "all", "--db", db, *study)
     exported = {e["model"] for e in manifest["models"]}
     assert {"run_ranking", "rankings", "peek"} & exported == set()  # rankings: a view over run_ranking
-    assert {"runs", "measure_requests", "qrels", "run_measures", "judgments"} <= exported
+    assert {"runs", "measure_requests"} <= exported
+    # and the freeze no longer verifies: the evaluate models (qrels, run_measures, ...) stay behind the gate
+    assert not {"qrels", "run_measures", "judgments"} & exported

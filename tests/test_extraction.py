@@ -19,6 +19,7 @@ import time
 import tomllib
 from decimal import ROUND_HALF_EVEN, Decimal
 
+import duckdb
 import numpy as np
 import pytest
 from conftest import FIXTURES
@@ -322,7 +323,7 @@ def test_receipts_match_the_servers_log(faulted, corpus):
 def test_receipts_command_prints_the_same_receipts(faulted, corpus, tmp_path, capsys):
     """`rankhouse features receipts --format json` on a file warehouse holding the same store."""
     db = tmp_path / "r.duckdb"
-    with Warehouse(db) as wh:
+    with Warehouse(db) as wh, wh.writing_inputs():
         for table in ("raw.documents", "raw.queries", "raw.feature_schema", "raw.extraction_calls",
                       "raw.feature_values"):  # fmt: skip
             wh.con.register("rows", faulted.wh.con.sql(f"SELECT * FROM {table}").to_arrow_table())
@@ -434,12 +435,15 @@ def test_resumption_after_a_kill(corpus, tmp_path):
         process.send_signal(signal.SIGKILL)
         process.wait()
         server.release.set()
-        with Warehouse(db) as wh:
-            assert wh.sql("SELECT count(*) FROM raw.feature_values")[0][0] == 5 * len(FEATURES)
-            assert wh.sql("SELECT count(*) FROM raw.extraction_calls")[0][0] == 5
+        # the committed rows are in the inputs' building copy, which the next writer carries on from
+        building = tmp_path / "kill.d" / "building" / "inputs.duckdb"
+        with duckdb.connect(str(building), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM raw.feature_values").fetchall()[0][0] == 5 * len(FEATURES)
+            assert con.execute("SELECT count(*) FROM raw.extraction_calls").fetchall()[0][0] == 5
         server.hold_after = None
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stderr
+        assert "carrying on from an interrupted load" in done.stderr
         assert "rows/s" in done.stderr and "ETA" in done.stderr  # the progress line
         assert "Traceback" not in done.stderr and KEY not in done.stderr
         assert set(server.answers.values()) == {1} and len(server.answers) == len(corpus.texts)

@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 from conftest import FIXTURES
 
-from rankhouse.errors import AuditError, InputError
+from rankhouse.errors import AuditError, InputError, ModelError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, load_document_classes, load_documents, load_groups, load_requirements
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
 
 GROUPS = FIXTURES / "features" / "groups.toml"
@@ -172,14 +174,17 @@ def tiny(tmp_path_factory):
     units = synthetic_units(documents)
     wh = Warehouse(root / "tiny.duckdb")
     train = write_train(root, documents)
-    load_documents(wh, train, CORPUS)
-    load_document_classes(wh, train, CORPUS)
-    load_groups(wh, GROUPS, CORPUS)
-    load_requirements(wh, REQUIREMENTS, CORPUS)
-    insert_features(wh, units)
     said: list[str] = []
-    context = Context(wh, said.append, lambda label: lambda done, total: None, lambda spec: None)
-    GENERATORS["cluster_plan"].run(context, "tiny_clusters", {"corpus": CORPUS, "seed": 5, "replicates": REPLICATES})
+    with wh.writing_inputs():  # one load, as a study's prepare is
+        load_documents(wh, train, CORPUS)
+        load_document_classes(wh, train, CORPUS)
+        load_groups(wh, GROUPS, CORPUS)
+        load_requirements(wh, REQUIREMENTS, CORPUS)
+        insert_features(wh, units)
+        context = Context(wh, said.append, lambda label: lambda done, total: None, lambda spec: None)
+        GENERATORS["cluster_plan"].run(
+            context, "tiny_clusters", {"corpus": CORPUS, "seed": 5, "replicates": REPLICATES}
+        )
     build(wh, PREPARE, BASE)
     wh.open_gate()
     parts = evaluate(wh)
@@ -451,8 +456,9 @@ def test_an_unknown_feature_name_is_refused_by_the_audit(tiny, tmp_path):
 def test_phrase_bm25_is_the_existing_bm25_of_the_same_text_as_a_query(tiny):
     wh = tiny.wh
     items = phrases(tiny)
-    wh.con.executemany("INSERT INTO raw.queries VALUES (?, ?, ?, ?)",
-                       [(CORPUS, item, row, text) for row, (item, _, text, _) in enumerate(items)])  # fmt: skip
+    with wh.writing_inputs():
+        wh.con.executemany("INSERT INTO raw.queries VALUES (?, ?, ?, ?)",
+                           [(CORPUS, item, row, text) for row, (item, _, text, _) in enumerate(items)])  # fmt: skip
     try:
         build(wh, "+bm25_scores", BASE)
         bm25 = dict(((q, d), s) for q, d, s in wh.sql("SELECT query_row, doc_row, score FROM models.bm25_scores"))
@@ -466,7 +472,8 @@ def test_phrase_bm25_is_the_existing_bm25_of_the_same_text_as_a_query(tiny):
             scores = dict(((d, s) for k, d, s in phrase if k == key))
             assert [scores[d] for d in range(DOCUMENTS)] == pytest.approx(python_bm25(texts, text), abs=1e-9)
     finally:
-        wh.sql("DELETE FROM raw.queries WHERE corpus = ?", [CORPUS])
+        with wh.writing_inputs():
+            wh.sql("DELETE FROM raw.queries WHERE corpus = ?", [CORPUS])
 
 
 def test_requirement_scores_match_python(tiny):
@@ -571,8 +578,9 @@ def test_the_cluster_bootstrap_matches_numpy_on_the_same_plan(tiny):
 
 def test_a_cluster_plan_of_another_size_fails_the_audit(tiny):
     wh = tiny.wh
-    wh.sql("DELETE FROM raw.resample_plans WHERE plan = 'wrong'")
-    wh.sql("INSERT INTO raw.resample_plans SELECT 'wrong', r, d, d % 4 FROM range(3) AS a(r), range(5) AS b(d)")
+    with wh.writing_inputs():
+        wh.sql("DELETE FROM raw.resample_plans WHERE plan = 'wrong'")
+        wh.sql("INSERT INTO raw.resample_plans SELECT 'wrong', r, d, d % 4 FROM range(3) AS a(r), range(5) AS b(d)")
     with pytest.raises(AuditError, match="plan_excess"):
         build(wh, "+cluster_bootstrap", PARTS | {"cluster_plan": "wrong"})
 
@@ -704,22 +712,42 @@ def test_e4_parts_judge_the_same_rankings_by_desired_and_unwanted_intents(tiny):
                     assert measures[(system, query, "R@10")] == pytest.approx(expected["R@10"], abs=1e-12)
 
 
+def built_table(wh, model: str) -> str:
+    """The store table behind a built table model's view (what the view selects from)."""
+    sql = wh.sql("SELECT sql FROM duckdb_views() WHERE database_name = ? AND schema_name = 'models' AND "
+                 "view_name = ?", [wh.catalog.strip('"'), model])[0][0]  # fmt: skip
+    return sql.split(" FROM ", 1)[1].rstrip(";").strip()
+
+
 def test_the_penalty_and_filter_audits_pass_and_fail_on_a_built_violation(tiny):
     wh = tiny.wh
     checks = rows_of(wh, "SELECT * FROM models.case_penalty_checks ORDER BY case_id")
     assert all(r["violations"] == 0 and r["comparisons"] == 3 * DOCUMENTS for r in checks) and len(checks) == 6
-    try:
-        wh.sql("UPDATE models.case_scores SET score = score + 1 WHERE system = 'penalty-1' AND case_id = 'C2' "
-               "AND doc_row = 4")  # fmt: skip
-        with pytest.raises(AuditError, match="violations"):
-            build(wh, "case_penalty_checks", BASE, force=True)
+    project = Project.load(params=BASE)
+
+    def broken_audits(model: str) -> list[str]:
+        """The audits of `model` that its SQL, computed over the violation in place, breaks."""
+        found = project.models[model]
+        wh.sql(f"CREATE OR REPLACE TEMP TABLE violated AS {render(found, BASE)}")
+        return [str(audit) for audit in found.audits if wh.sql(audit_sql(found, audit, "violated"))]
+
+    try:  # a built table is sealed in the store: the violation is a view over it in its place
+        scores = built_table(wh, "case_scores")
+        wh.sql("CREATE OR REPLACE VIEW models.case_scores AS SELECT * REPLACE (CASE WHEN system = 'penalty-1' AND "
+               f"case_id = 'C2' AND doc_row = 4 THEN score + 1 ELSE score END AS score) FROM {scores}")  # fmt: skip
+        assert any("violations" in audit for audit in broken_audits("case_penalty_checks"))
+        with pytest.raises(ModelError, match="needs case_scores, which is missing or out of date"):
+            build(wh, "case_penalty_checks", BASE, force=True)  # the runner will not build on a changed table
         high = next(row for row, u in enumerate(tiny.units) if u["pending_state"] > 200)
-        wh.sql("INSERT INTO models.case_rankings VALUES ('hard-filter', ?, 'C2', 1, ?, 999, 0.0)", [CORPUS, high])
-        with pytest.raises(AuditError, match="violations"):
-            build(wh, "case_filter", BASE, force=True)
+        rankings = built_table(wh, "case_rankings")
+        wh.sql(f"CREATE OR REPLACE VIEW models.case_rankings AS SELECT * FROM {rankings} UNION ALL "
+               f"SELECT 'hard-filter', '{CORPUS}', 'C2', 1, {high}, 999, 0.0")  # fmt: skip
+        assert any("violations" in audit for audit in broken_audits("case_filter"))
     finally:
+        wh.sql("DROP TABLE IF EXISTS violated")
         build(wh, "case_scores case_rankings case_penalty_checks case_filter", BASE, force=True)
     assert rows_of(wh, "SELECT * FROM models.case_penalty_checks ORDER BY case_id") == checks
+    assert broken_audits("case_penalty_checks") == [] and broken_audits("case_filter") == []
 
 
 # -- the writer's parts ----------------------------------------------------------------------------------

@@ -145,7 +145,9 @@ def test_no_label_row_is_written_to_any_file_but_the_studys_labels_file(env):
     root, protocol = env
     evaluated(root, protocol)
     project = Project.load(root / "models")
-    holding = {name for name in project.models if project.models[name].stage == "evaluate" and project.holds_labels(name)}
+    holding = {
+        name for name in project.models if project.models[name].stage == "evaluate" and project.holds_labels(name)
+    }
     assert {"qrels", "qrels_judgments", "judged_ranking", "ideal_ranking"} <= holding
     labels = labels_of(root)
     for name, path in files_of(root / "w.duckdb").items():
@@ -155,11 +157,13 @@ def test_no_label_row_is_written_to_any_file_but_the_studys_labels_file(env):
             tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert not tables & (LABEL_TABLES | holding), (name, tables & (LABEL_TABLES | holding))
     with duckdb.connect(str(labels), read_only=True) as con:
-        held = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'models'").fetchall()}
+        held = {
+            t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'models'").fetchall()
+        }
     assert {"qrels", "judged_ranking"} <= held
     with plain(root / "w.duckdb", "gated", read_only=True) as con:
-        kept = {t for (t,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'gated' AND schema_name = 'results'").fetchall()}  # fmt: skip
+        kept = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'gated' "
+                                          "AND schema_name = 'results'").fetchall()}  # fmt: skip
     assert "run_measures" in kept and not kept & holding
 
 

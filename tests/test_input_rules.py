@@ -38,13 +38,12 @@ def snapshot(wh: Warehouse, meta: bool = True) -> dict[str, list[tuple]]:
     try:
         tables = wh.sql(
             "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
-            "WHERE database_name IN (?, 'gate') AND NOT temporary ORDER BY ALL",
-            [wh.catalog],
+            "WHERE database_name IN ('inputs', 'gate') AND NOT temporary ORDER BY ALL"
         )
         return {
             f"{d}.{s}.{t}": wh.sql(f'SELECT * FROM "{d}"."{s}"."{t}" ORDER BY ALL')
             for d, s, t in tables
-            if meta or s != "meta"
+            if (meta or s != "meta") and t not in ("layout", "owner", "warehouse")  # what says whose a file is
         }
     finally:
         wh.close_gate()

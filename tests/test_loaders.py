@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import TREC
 from hypothesis import HealthCheck, given, settings
@@ -135,14 +136,20 @@ def test_meta_sources_records_hash_rows_loader(wh):
 
 
 def test_labels_never_enter_the_main_file(tmp_path):
+    from warehouse_files import files_of
+
     from rankhouse.warehouse import Warehouse
 
     db = tmp_path / "w.duckdb"
     with Warehouse(db) as wh:
+        load_run(wh, TREC / "results.test")
         load_qrels(wh, TREC / "qrels.test")
-        tables = {r[0] for r in wh.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'w'")}
-    assert "qrels" not in tables
-    assert (tmp_path / "w.labels.duckdb").exists()
+    labels = tmp_path / "w.d" / "labels" / "default.duckdb"
+    assert labels.exists()
+    for name, path in files_of(db).items():
+        with duckdb.connect(str(path), read_only=True) as con:
+            tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert ("qrels" in tables) == (path == labels), name
 
 
 def test_trailing_fields_after_the_tag_are_ignored_as_in_trec_eval(wh):

@@ -12,7 +12,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import duckdb
 import pytest
 from test_cli_usage import rankhouse_in_process
 
@@ -223,9 +222,13 @@ def test_a_selection_writes_its_models_and_links_only_to_them(tmp_path, project)
 
 def test_a_warehouse_adds_each_tables_row_count_and_last_run(trec_sample, project):
     db, found = trec_sample
-    con = duckdb.connect(str(db), read_only=True)
-    objects = "SELECT {0}_name FROM duckdb_{0}s() WHERE schema_name = 'models'"
-    tables, views = ({r[0] for r in con.execute(objects.format(kind)).fetchall()} for kind in ("table", "view"))
+    from warehouse_files import plain
+
+    session = plain(db, "trec_sample", read_only=True)  # the study's namespace (its labels stay closed)
+    con = session.__enter__()
+    objects = ("SELECT view_name FROM duckdb_views() WHERE database_name = 'trec_sample' AND schema_name = 'models' "
+               "AND {} contains(sql, ' FROM store_')")  # fmt: skip
+    tables, views = ({r[0] for r in con.execute(objects.format(how)).fetchall()} for how in ("", "NOT"))
     runs = {}
     for model, status, started, fingerprint, seconds in con.execute(
         "SELECT model, status, started_at, fingerprint, seconds FROM meta.model_runs ORDER BY started_at"
@@ -259,7 +262,7 @@ def test_a_warehouse_adds_each_tables_row_count_and_last_run(trec_sample, projec
     assert "run_measures" in gated and "rankings" not in gated
     assert all(pages_[n].fields["status"] == "built (labels gated: not checked)" for n in gated)
     assert all(pages_[n].fields["status"] == "built" for n in set(evaluate) - gated)
-    con.close()
+    session.__exit__(None, None, None)
 
 
 def test_refusals_come_before_anything_is_written(tmp_path):

@@ -1,6 +1,7 @@
-"""Study outputs (issue 16, item 5): out/<study>/ beside the warehouse unless --out says otherwise, never
-a folder shared by two studies (refused before anything is written), and run files named <system>.run
-(a run loaded from a.run written as a.run). Checked against the files on disk and the inputs' bytes."""
+"""Study outputs (issue 16, item 5; issue 34): the warehouse's own <db>.d/out/<study>/ unless --out says
+otherwise, never a folder shared by two studies or two warehouses (refused before anything is written),
+and run files named <system>.run (a run loaded from a.run written as a.run). Checked against the files on
+disk and the inputs' bytes."""
 
 from __future__ import annotations
 
@@ -57,9 +58,10 @@ def demo(tmp_path_factory):
     return root
 
 
-def test_demo_writes_out_study_beside_the_warehouse_and_nothing_else(demo):
-    assert sorted(p.name for p in (demo / "out").iterdir()) == ["trec_sample"]
-    written = files_under(demo / "out" / "trec_sample")
+def test_demo_writes_out_study_in_the_warehouses_folder_and_nothing_else(demo):
+    assert sorted(p.name for p in demo.iterdir()) == ["w.d", "w.duckdb"]
+    assert sorted(p.name for p in (demo / "w.d" / "out").iterdir()) == ["trec_sample"]
+    written = files_under(demo / "w.d" / "out" / "trec_sample")
     assert sorted(written) == [*REPORT[:1], "per_query.csv", *REPORT[1:], "results.json", "runs/results.test.run",
                                "runs/results.trunc.run"]  # fmt: skip
     assert json.loads(written["results.json"])["study"] == "trec_sample"
@@ -74,7 +76,7 @@ def parsed(text: str) -> list[tuple]:
 
 def test_another_studys_folder_is_refused_before_anything_is_written(demo, tmp_path):
     protocol = run_protocol(tmp_path)
-    taken = demo / "out" / "trec_sample"
+    taken = demo / "w.d" / "out" / "trec_sample"
     before = files_under(taken)
     db = tmp_path / "w.duckdb"
     for command in ("run", "evaluate"):
@@ -93,27 +95,39 @@ def test_study_run_writes_its_own_folder_and_names_run_files_after_their_systems
     protocol = run_protocol(tmp_path)
     done = rankhouse_in_process("study", "run", protocol, "--db", tmp_path / "w.duckdb", "--quiet")
     assert done.returncode == 0, done.stderr
-    written = files_under(tmp_path / "out" / "two_runs")
+    written = files_under(tmp_path / "w.d" / "out" / "two_runs")
     assert sorted(written) == [*REPORT[:1], "per_query.csv", *REPORT[1:], "results.json", "runs/a.run", "runs/b.run"]
     methods = json.loads(written["results.json"])["methods"]
     assert sorted(methods) == ["a.run", "b.run"]  # the systems, named after their files
     assert parsed(written["runs/a.run"].decode()) == parsed((TREC / "results.test").read_text())
     again = rankhouse_in_process("study", "run", protocol, "--db", tmp_path / "w.duckdb", "--quiet")
-    assert again.returncode == 0 and files_under(tmp_path / "out" / "two_runs") == written  # its own: rewritten
+    assert again.returncode == 0 and files_under(tmp_path / "w.d" / "out" / "two_runs") == written  # rewritten
 
 
-def test_a_second_study_in_the_warehouse_says_whose_freeze_it_will_need_prepared_again(demo, tmp_path):
-    """Studies in one warehouse share model tables by name: two_runs' prepare rebuilds measure_requests
-    (measures ["AP"]) and the runs' models (other run files), which trec_sample-1 covers; it says so."""
+def test_a_second_study_in_the_warehouse_changes_nothing_of_the_first(demo, tmp_path):
+    """Issue 34: two_runs in trec_sample's warehouse builds measure_requests (measures ["AP"]) and the runs'
+    models (other run files) in its own namespace: trec_sample's freeze stays intact, and its files too."""
+    from warehouse_files import state
+
     db = tmp_path / "w.duckdb"
     shutil.copy(demo / "w.duckdb", db)
-    (tmp_path / "freezes").mkdir()
-    shutil.copy(demo / "freezes" / "trec_sample-1.json", tmp_path / "freezes")
-    done = rankhouse_in_process("study", "prepare", run_protocol(tmp_path), "--db", db, "--json")
+    shutil.copytree(demo / "w.d", tmp_path / "w.d")
+    ours = {k: v for k, v in state(db).items() if "trec_sample" in k}
+    done = rankhouse_in_process("study", "run", run_protocol(tmp_path), "--db", db, "--quiet")
     assert done.returncode == 0, done.stderr
-    notes = [e["message"] for e in map(json.loads, done.stderr.splitlines()) if e["event"] == "note"]
-    said = [n for n in notes if n.startswith("note: this prepare rebuilds ")]
-    assert len(said) == 1 and "which freeze trec_sample-1 covers" in said[0], notes
-    assert said[0].split("rebuilds ")[1].split(", which")[0] == "measure_requests, run_ranking, runs"
     status = rankhouse_in_process("study", "status", STUDIES_DIR / "trec_sample.toml", "--db", db).stdout
-    assert "current    trec_sample-1: CHANGED" in status  # what the note warned of, and evaluate refuses
+    assert "current    trec_sample-1: intact" in status, status
+    assert {k: v for k, v in state(db).items() if "trec_sample" in k} == ours
+
+
+def test_two_warehouses_in_one_folder_keep_their_own_freezes_and_outputs(tmp_path):
+    """Issue 34: trec_sample in a.duckdb and then in b.duckdb beside it: each has its freeze and outputs
+    (a.d/, b.d/), neither refuses the other's."""
+    for name in ("a", "b"):
+        done = rankhouse_in_process("demo", "--study", "trec_sample", "--db", tmp_path / f"{name}.duckdb", "--quiet")
+        assert done.returncode == 0, done.stderr
+    for name in ("a", "b"):
+        home = tmp_path / f"{name}.d"
+        assert sorted(p.name for p in (home / "freezes").iterdir()) == ["trec_sample-1.json"]
+        assert json.loads((home / "out" / "trec_sample" / "results.json").read_text())["freeze_id"] == "trec_sample-1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.d", "a.duckdb", "b.d", "b.duckdb"]

@@ -25,7 +25,6 @@ def test_model_is_portable_to_spark(name):
         ("log(score)", "bare log"),
         ("list(docno ORDER BY score)", "collect_list keeps no order"),
         ("hash(docno)", "hash()"),
-        ("random()", "random()"),
     ],
 )
 def test_constructs_that_translate_wrongly_are_rejected(tmp_path, expression, problem):

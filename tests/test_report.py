@@ -178,7 +178,7 @@ def test_banking77_tables_freeze_chain_and_provenance(study_reports):
         "SELECT method, value, ci_low, ci_high FROM results.retrieval_metrics WHERE freeze_id = ? AND subset = 'all' "
         "AND measure = 'Top-1'", [freeze]):  # fmt: skip
         assert f'<td class="n">{value:.4f} [{low:.4f}, {high:.4f}]</td>' in html, method
-    freeze_file = fixture.root / "freezes" / f"{freeze}.json"
+    freeze_file = fixture.wh.layout.freezes / f"{freeze}.json"
     assert hashlib.sha256(freeze_file.read_bytes()).hexdigest() in html
     record = json.loads(freeze_file.read_text())
     assert all(fingerprint in html for fingerprint in record["models"].values())
@@ -274,14 +274,14 @@ def test_study_run_writes_the_report_and_its_figures_are_query_measures(trec_sam
     html = (out / "report.html").read_text()
     from rankhouse.warehouse import Warehouse
 
-    with Warehouse(root / "w.duckdb", read_only=True) as wh:
+    with Warehouse(root / "w.duckdb", read_only=True, namespace="trec_sample") as wh:
         ap = wh.sql("SELECT system, query, value FROM results.query_measures WHERE measure = 'AP'")
         chain = wh.sql("SELECT freeze_id FROM meta.freezes")
     drawn = {(m["series"], m["label"], float(m["value"])) for m in marks(figures(html)["per-query"])}
     assert drawn == set(ap) and len(drawn) == 2 * 3  # results.trunc lacks topic 302: 0 there (complete = true)
     assert '<td class="n">1,500</td>' in html  # NumRet, a count, as a whole number
     ((freeze,),) = chain
-    assert hashlib.sha256((root / "freezes" / f"{freeze}.json").read_bytes()).hexdigest() in html
+    assert hashlib.sha256((root / "w.d" / "freezes" / f"{freeze}.json").read_bytes()).hexdigest() in html
 
 
 def test_a_superseded_freeze_is_in_the_chain_with_its_hash_and_reason(tmp_path):

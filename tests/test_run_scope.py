@@ -1,7 +1,8 @@
 """`rankhouse run` scoped to what a warehouse holds (issue 16, item 4): in a trec_sample warehouse and in a
-small BANKING77 one it builds the models whose inputs are loaded and names the rest with a reason; a model
-named by -s that cannot be built is refused before anything is built; `models list --db` agrees. The
-oracles are the warehouse's own tables read with duckdb and the project's graph walked here."""
+small BANKING77 one it builds, in the default namespace, the models whose inputs are loaded and names the
+rest with a reason; a model named by -s that cannot be built is refused before anything is built; `models
+list --db` agrees; a study's namespace is never touched (issue 34). The oracles are the warehouse's own
+tables read with duckdb and the project's graph walked here."""
 
 from __future__ import annotations
 
@@ -60,16 +61,16 @@ def empty_tables(db) -> set[str]:  # noqa: ANN001
 
 
 def model_runs(db) -> list[tuple[str, str]]:  # noqa: ANN001
-    with duckdb.connect(str(db), read_only=True) as con:
+    """The runs of the default namespace (`rankhouse run`'s), read with duckdb."""
+    path = db.parent / f"{db.stem}.d" / "studies" / "default.duckdb"
+    if not path.exists():
+        return []
+    with duckdb.connect(str(path), read_only=True) as con:
         return con.execute("SELECT model, status FROM meta.model_runs ORDER BY started_at").fetchall()
 
 
 def events(stderr: str) -> list[dict]:
     return [json.loads(line) for line in stderr.splitlines()]
-
-
-# trec_sample's prepare models whose protocol parameters differ from the models' defaults (its measures)
-FROZEN_WITH_OTHER_PARAMETERS = {"measure_requests"}
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +93,9 @@ def test_run_in_a_trec_sample_warehouse_builds_what_it_holds_and_skips_the_rest(
     assert not set(ran) & set(skipped) and set(ran) | set(skipped) == set(project.models)
     assert "failed" not in {status for _, status in runs} and dict(runs) == ran  # what was run, as recorded
     for name in (n for n in project.models if not read[n] & empty):  # every raw table it reads holds rows
-        if any(s.startswith("gate.") for s in read[name]):  # the study's labels open only in `study evaluate`
-            assert "this warehouse holds study trec_sample" in skipped[name], name
-        elif name in FROZEN_WITH_OTHER_PARAMETERS:
-            assert skipped[name].startswith(f"{name} would be rebuilt with the models' defaults"), name
+        if any(s.startswith("gate.") for s in read[name]):  # the default namespace holds no label: the study's
+            reason = skipped[name]  # (grouped with others of its folder, some without raw inputs)
+            assert ("no labels loaded (gate." in reason or "no inputs loaded" in reason) and "gate." in reason, name
         else:
             assert name in ran, name
     evidence = [n for n, m in project.models.items() if m.group == "evidence" and n in skipped]
@@ -104,8 +104,10 @@ def test_run_in_a_trec_sample_warehouse_builds_what_it_holds_and_skips_the_rest(
         s for n in evidence for s in read[n] if s.startswith("raw.evidence_")
     }  # every evidence input is empty
     text = ok("run", "--db", db).stderr  # the same, for a person
-    no_inputs = [n for n in evidence if "open only through" not in skipped[n]]
-    assert f"skipped {len(no_inputs)} evidence models: no inputs loaded (raw.evidence_* empty)" in text.splitlines()
+    no_inputs = [n for n in evidence if "no inputs" in skipped[n]]
+    said = (f"skipped {len(no_inputs)} evidence models: no inputs loaded (raw.evidence_*, gate.evidence_*, "
+            "gate.qrels empty)")  # fmt: skip
+    assert said in text.splitlines()
     assert re.search(r"^done: 0 built, \d+ skipped, \d+ not in scope$", text, re.M), text
 
 
@@ -113,10 +115,10 @@ def test_models_list_agrees_with_what_run_skipped(trec):
     db, done, _ = trec
     lines = ok("models", "list", "--db", db).stdout.splitlines()[2:]
     status = {row[0]: row[4] for row in (re.split(r"\s{2,}", line) for line in lines)}
-    skipped = {m for e in events(done.stderr) if e["event"] == "models_skipped" and "no inputs" in e["reason"]
-               for m in e["models"]}  # fmt: skip
+    skipped = {m for e in events(done.stderr) if e["event"] == "models_skipped"
+               and ("no inputs" in e["reason"] or "no labels" in e["reason"]) for m in e["models"]}  # fmt: skip
     assert {n for n, s in status.items() if s == "no inputs"} == skipped
-    assert status["run_ranking"] == "built" and status["judged_ranking"].startswith("built (labels gated")
+    assert status["run_ranking"] == "built" and status["judged_ranking"] == "no inputs"
 
 
 def test_a_named_model_without_inputs_is_refused_before_anything_is_built(trec):
@@ -127,25 +129,29 @@ def test_a_named_model_without_inputs_is_refused_before_anything_is_built(trec):
     assert "raw.documents" in line and "raw.queries" in line and "run_ranking" not in line.split(":")[1]
     assert model_runs(db) == before
     line = error_line(rankhouse_in_process("run", "-s", "run_measures", "--db", db))
-    assert "run_measures: reads labels (gate.qrels)" in line and "holds study trec_sample" in line
+    assert "run_measures: no labels loaded (gate.qrels empty)" in line  # the study's labels are its own
     assert model_runs(db) == before
 
 
-def test_run_never_rebuilds_a_model_a_freeze_covers_with_other_parameters(trec):
+def test_run_never_touches_a_studys_namespace(trec):
+    """`rankhouse run` builds with the models' defaults and -p (measure_requests: the default measures, not
+    trec_sample's) in the default namespace: the study's freeze stays intact, its files unchanged."""
+    from warehouse_files import state
+
     db = trec[0]
     protocol = Protocol.load(ROOT / "studies" / "trec_sample.toml")
-    frozen = json.loads((db.parent / "freezes" / "trec_sample-1.json").read_text())["models"]
-    with Warehouse(db) as wh:  # the fingerprints `rankhouse run` would build
-        defaults = Runner(wh, Project.load())
-        changed = {name for name, fingerprint in frozen.items() if defaults.fingerprint(name) != fingerprint}
-    assert changed == FROZEN_WITH_OTHER_PARAMETERS and protocol.parameters["measures"]
-    before = model_runs(db)
-    line = error_line(rankhouse_in_process("run", "-s", "measure_requests+", "--db", db))
-    assert line.startswith("error: model measure_requests is frozen by trec_sample-1: rebuilding it")
-    assert "rankhouse study prepare PROTOCOL" in line
-    assert model_runs(db) == before
-    with Warehouse(db) as wh:  # after `rankhouse run` (the fixture's two), the freeze still verifies
+    frozen = json.loads((db.parent / f"{db.stem}.d" / "freezes" / "trec_sample-1.json").read_text())["models"]
+    ours = {k: v for k, v in state(db).items() if "trec_sample" in k}
+    ok("run", "-s", "measure_requests+", "--db", db, "-p", "measures=AP")
+    with Warehouse(db, read_only=True) as wh:  # built with other parameters, in the default namespace
+        assert (
+            Runner(wh, Project.load(), {"measures": ["AP"]}).fingerprint("measure_requests")
+            != frozen["measure_requests"]
+        )
+        assert wh.sql("SELECT measure FROM models.measure_requests") == [("AP",)]
+    with Warehouse(db, read_only=True) as wh:  # after `rankhouse run` (the fixture's two and this), intact
         assert any(line == "current    trec_sample-1: intact" for line in Study(protocol, wh).status())
+    assert {k: v for k, v in state(db).items() if "trec_sample" in k} == ours
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +175,9 @@ def test_run_in_a_small_banking77_warehouse_builds_bm25_and_names_what_it_skippe
         train = [row["category"] for row in csv.DictReader(handle)]
     with (SMALL / "test.csv").open(newline="") as handle:
         test = [row["category"] for row in csv.DictReader(handle)]
-    with duckdb.connect(str(db), read_only=True) as con:  # BM25's full rankings: every document for every query
+    from warehouse_files import plain
+
+    with plain(db, labels=True, read_only=True) as con:  # BM25's full rankings: every document for every query
         assert con.execute("SELECT count(*) FROM models.bm25_ranking").fetchone()[0] == len(train) * len(test)
         # the labels open in a warehouse without a study: a judgment per same-intent (test, train) pair
         assert con.execute("SELECT count(*) FROM models.class_judgments").fetchone()[0] == sum(map(train.count, test))

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
+from warehouse_files import plain
 
 from rankhouse.cli.shell import DEFAULT_MAXROWS
 
@@ -91,7 +91,7 @@ def test_ctrl_c_cancels_a_running_query_and_the_session_goes_on(trec_sample_stud
         shell.until(PROMPT)
         shell.type("SELECT count(*) AS n\n")
         shell.until("...> ")  # a statement goes on until its ';'
-        shell.type("FROM models.run_ranking;\n")
+        shell.type("FROM trec_sample.models.run_ranking;\n")
         answer = shell.until(PROMPT)
         assert "2084" in answer and "dropped" not in answer and "error" not in answer
         shell.type("\x04")  # Ctrl-D leaves
@@ -100,7 +100,8 @@ def test_ctrl_c_cancels_a_running_query_and_the_session_goes_on(trec_sample_stud
         shell.process.kill()
     assert status == 0 and stderr == ""
     lines = history.read_text().splitlines()
-    assert LONG_QUERY in lines and "FROM models.run_ranking;" in lines and not any("dropped" in x for x in lines)
+    assert LONG_QUERY in lines and "FROM trec_sample.models.run_ranking;" in lines
+    assert not any("dropped" in x for x in lines)
 
 
 def test_history_is_read_back_at_the_next_session(trec_sample_study, tmp_path):
@@ -126,10 +127,9 @@ def piped(db: Path, script: str) -> subprocess.CompletedProcess:
 
 def test_results_print_up_to_the_row_limit_and_say_how_many_more(trec_sample_study):
     db = trec_sample_study.db
-    con = duckdb.connect(str(db), read_only=True)
-    expected = con.execute("SELECT doc_key FROM models.run_ranking ORDER BY system, query_key, rank").fetchall()
-    con.close()
-    sql = "SELECT doc_key FROM models.run_ranking ORDER BY system, query_key, rank;\n"
+    with plain(db, "trec_sample", read_only=True) as con:
+        expected = con.execute("SELECT doc_key FROM models.run_ranking ORDER BY system, query_key, rank").fetchall()
+    sql = "SELECT doc_key FROM trec_sample.models.run_ranking ORDER BY system, query_key, rank;\n"
     done = piped(db, sql + ".maxrows 5\n" + sql + ".maxrows 0\n" + sql + ".maxrows x\n.help\n")
     assert done.returncode == 0 and done.stderr == ""
     out = done.stdout.splitlines()
@@ -152,9 +152,10 @@ def test_results_print_up_to_the_row_limit_and_say_how_many_more(trec_sample_stu
 
 def test_no_warning_on_stderr_from_the_shell_or_query(trec_sample_study):
     db = trec_sample_study.db
-    done = piped(db, "SELECT * FROM models.run_measures;\nSELECT 1 AS a; SELECT 2 AS b;\n")
+    done = piped(db, "SELECT * FROM trec_sample.results.run_measures;\nSELECT 1 AS a; SELECT 2 AS b;\n")
     assert done.returncode == 0 and done.stderr == "" and "run_measures" not in done.stderr
     assert "NumRet" in done.stdout and "b\n-\n2" in done.stdout
-    query = subprocess.run([sys.executable, "-W", "error", "-m", "rankhouse", "query", "FROM models.run_measures",
-                            "--db", str(db)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    query = subprocess.run([sys.executable, "-W", "error", "-m", "rankhouse", "query",
+                            "FROM trec_sample.results.run_measures", "--db", str(db)],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert query.returncode == 0 and query.stderr == "" and "NumRet" in query.stdout

@@ -15,13 +15,13 @@ import io
 import json
 import math
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import TREC, read_run
 from test_dag import model
+from warehouse_files import copy_warehouse
 
 from rankhouse.cli import run
 from rankhouse.errors import AuditError
@@ -119,8 +119,7 @@ def spark_study(spark, tmp_path_factory):
 
     step("study", "prepare", PROTOCOL, "--db", root / "p" / "w.duckdb", "--engine", "spark", "--master", "local[2]")
     step("study", "freeze", PROTOCOL, "--db", root / "p" / "w.duckdb")
-    shutil.copy(root / "p" / "w.duckdb", root / "s" / "w.duckdb")  # no labels file yet: evaluate writes it
-    shutil.copytree(root / "p" / "freezes", root / "s" / "freezes")
+    copy_warehouse(root / "p" / "w.duckdb", root / "s" / "w.duckdb")  # no labels file yet: evaluate writes it
     step("study", "run", PROTOCOL, "--db", root / "s" / "w.duckdb", "--out", root / "s" / "out", "--engine", "spark")
     step("study", "evaluate", PROTOCOL, "--db", root / "p" / "w.duckdb", "--out", root / "p" / "out")
     return root, said["run"]
@@ -152,11 +151,13 @@ def test_the_spark_run_built_on_spark_and_its_freeze_is_duckdbs(spark_study, tre
     duck_root, _ = trec_sample_run
     assert "engine spark:" in err and "starting Spark" in err
     db = root / "s" / "w.duckdb"
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse(db, read_only=True, namespace="trec_sample") as wh:
         notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
     assert notes["measure_ap"].startswith("built on spark 4.") and notes["qrels"] is None  # labels: DuckDB
     # the engine is no part of the freeze: the same fingerprints and table digests as DuckDB's own run
-    frozen, duck_frozen = (json.loads((r / "freezes/trec_sample-1.json").read_text()) for r in (root / "s", duck_root))
+    frozen, duck_frozen = (
+        json.loads((r / "w.d/freezes/trec_sample-1.json").read_text()) for r in (root / "s", duck_root)
+    )
     assert frozen["models"] == duck_frozen["models"] and frozen["tables"] == duck_frozen["tables"]
     status, out, _ = cli(capsys, "study", "status", PROTOCOL, "--db", db)
     assert status == 0 and "trec_sample-1: intact" in out and "stage      evaluated" in out
@@ -170,7 +171,7 @@ def test_a_study_prepared_on_spark_is_evaluated_by_duckdb(spark_study):
     from rankhouse.warehouse.spark import duckdb_reason
 
     root, _ = spark_study
-    with Warehouse(root / "p" / "w.duckdb", read_only=True) as wh:
+    with Warehouse(root / "p" / "w.duckdb", read_only=True, namespace="trec_sample") as wh:
         notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
         study = Study(Protocol.load(PROTOCOL), wh)
     project = study.project
@@ -181,12 +182,11 @@ def test_a_study_prepared_on_spark_is_evaluated_by_duckdb(spark_study):
 
 
 def test_a_study_prepared_by_duckdb_is_evaluated_on_spark(spark, trec_sample_study, trec_sample_run, tmp_path, capsys):
-    shutil.copy(trec_sample_study.frozen, tmp_path / "w.duckdb")  # prepared and frozen by DuckDB, not evaluated
-    shutil.copytree(trec_sample_study.frozen.parent / "freezes", tmp_path / "freezes")
+    copy_warehouse(trec_sample_study.frozen, tmp_path / "w.duckdb")  # prepared and frozen by DuckDB, not evaluated
     db, out = tmp_path / "w.duckdb", tmp_path / "out"
     status, _, err = cli(capsys, "study", "evaluate", PROTOCOL, "--db", db, "--out", out, "--engine", "spark")
     assert status == 0, err  # DuckDB's freeze verified (evaluate refuses a freeze that is not intact)
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse(db, read_only=True, namespace="trec_sample") as wh:
         notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
     assert notes["run_measures"].startswith("built on spark 4.") and notes["run_ranking"] is None  # DuckDB's
     duck = trec_sample_run[0] / "out"
@@ -358,6 +358,7 @@ def test_the_work_folder_is_the_one_given(spark, tmp_path, capsys):
                          "--spark-workdir", workdir)  # fmt: skip
     assert status == 0, err
     with Warehouse(db, read_only=True) as wh:
+        wh.open_gate()  # the default namespace's labels, and the evaluate models built from them
         counted = dict(wh.sql("SELECT query, num_ret FROM models.retrieved_counts"))
     assert counted == {qid: len(docs) for qid, docs in read_run(TREC / "results.trunc").items()}
     assert list((workdir / "models" / "retrieved_counts").glob("*/*.parquet"))

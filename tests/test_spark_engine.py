@@ -178,6 +178,7 @@ def test_run_engine_spark_from_the_command_line(tmp_path, spark, capsys):
     out, err = capsys.readouterr()
     assert out == "" and "engine spark" in err
     with Warehouse(db, read_only=True) as wh:
+        wh.open_gate()  # the default namespace's labels, and the evaluate models built from them
         counted = dict(wh.sql("SELECT query, num_ret FROM models.retrieved_counts"))
         statuses = dict(wh.sql("SELECT model, status FROM meta.model_runs"))
     assert counted == {qid: len(docs) for qid, docs in read_run(TREC / "results.trunc").items()}
@@ -228,5 +229,5 @@ def test_a_hand_back_that_fails_says_why_not_that_the_transaction_is_aborted(tmp
         built = Built(wh)
         with pytest.raises(duckdb.ConversionException, match="not a number"):
             with wh.transaction():
-                SparkEngine._hand_back(None, built, built, "SELECT 1 AS n", folder)  # type: ignore[arg-type]
+                SparkEngine._hand_back(None, built, built, "SELECT 1 AS n", folder, built.table)  # type: ignore[arg-type]
         assert not wh.table_exists("main.numbers")

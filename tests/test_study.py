@@ -194,7 +194,9 @@ def tamper_input(root: Path, protocol: Path) -> str:
 def tamper_table(root: Path, protocol: Path, cutoff: int = 3) -> str:
     """Edit the rows of measure_requests in its store table, with plain DuckDB (its namespace's view reads it)."""
     with plain(root / "w.duckdb", "gated") as con:
-        con.execute(f"UPDATE {store_table(con, 'gated', 'measure_requests')} SET cutoff = {cutoff} WHERE measure = 'P@5'")
+        con.execute(
+            f"UPDATE {store_table(con, 'gated', 'measure_requests')} SET cutoff = {cutoff} WHERE measure = 'P@5'"
+        )
     return "table models.measure_requests differs from its frozen rows"
 
 
@@ -439,9 +441,10 @@ def test_the_warehouse_stays_readable_by_any_duckdb_client(tmp_path):
         "AND database_name <> 'memory' ORDER BY ALL"
     ).fetchall()
     for catalog, schema, name in relations:
-        con.execute(f"USE \"{catalog}\"")
+        con.execute(f'USE "{catalog}"')
         path = f"{catalog}.main,{catalog}.models,{catalog}.raw,{catalog}.results,{catalog}.meta,inputs.main,inputs.meta"
-        con.execute(f"SET search_path = '{path if catalog not in ('inputs',) and not catalog.startswith('store_') else catalog + '.main'}'")
+        own = catalog == "inputs" or catalog.startswith("store_")  # files with no namespace: their main only
+        con.execute(f"SET search_path = '{catalog + '.main' if own else path}'")
         con.execute(f'SELECT count(*) FROM "{catalog}"."{schema}"."{name}"').fetchall()
     assert {c for c, _, _ in relations} >= {"inputs", "gated"} and len(relations) > 20
     assert not [r for r in relations if r[0] == "gated" and r[2] == "qrels"]  # no label in any file it attaches
@@ -456,7 +459,8 @@ def test_two_runs_of_a_study_at_once_take_turns_and_a_wait_too_long_is_a_clear_e
     holder = Warehouse(db, namespace="gated")  # another writer of the study: this test process
     try:
         done = subprocess.run([sys.executable, "-m", "rankhouse", "study", "run", str(protocol), "--db", str(db)],
-                              capture_output=True, text=True, timeout=300, env={**os.environ, "RANKHOUSE_LOCK_WAIT": "1"})  # fmt: skip
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "RANKHOUSE_LOCK_WAIT": "1"})  # fmt: skip
     finally:
         holder.close()
     assert done.returncode == 2, done.stderr

@@ -4,6 +4,7 @@ DuckDB connection to all of them (rankhouse/warehouse/layout.py says which files
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,15 @@ def files_of(db: str | Path) -> dict[str, Path]:
             if ".building." not in path.name:
                 found[str(path.relative_to(Path(db).parent))] = path
     return found
+
+
+def copy_warehouse(db: str | Path, to: str | Path) -> Path:
+    """Copy the warehouse at `db` (its inputs file and its folder, freezes included; not its locks, scratch
+    or building copies) to `to`: what a user does to keep or move one (docs/gate.md)."""
+    source, target = Layout.of(db), Layout.of(to)
+    shutil.copyfile(db, to)
+    shutil.copytree(source.home, target.home, ignore=shutil.ignore_patterns("locks", "work", "building"))
+    return Path(to)
 
 
 def state(db: str | Path) -> dict[str, str]:

@@ -86,11 +86,14 @@ def warehouse_states(wh: Warehouse, project: Project, names: list[str], statuses
             "QUALIFY row_number() OVER (PARTITION BY model ORDER BY started_at DESC, rowid DESC) = 1"
         )
     }
+    catalogs = [wh.namespace] + (["gate"] if "gate" in wh.attached() else [])
     objects = dict(
         wh.sql(
-            "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND schema_name = 'models' UNION ALL SELECT view_name, 'view' FROM duckdb_views() "
-            "WHERE database_name = current_database() AND schema_name = 'models'"
+            "SELECT table_name, 'table' FROM duckdb_tables() WHERE list_contains(?, database_name) "
+            "AND schema_name = 'models' UNION ALL SELECT view_name, CASE WHEN contains(sql, ' FROM store_') "
+            "THEN 'table' ELSE 'view' END FROM duckdb_views() WHERE list_contains(?, database_name) "
+            "AND schema_name = 'models'",  # a table model's view over its store table: its table
+            [catalogs, catalogs],
         )
     )
     states = {}

@@ -31,7 +31,7 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, models, query, report, study
+from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, migrate, models, query, report, study
 from rankhouse.errors import RankhouseError
 
 app = typer.Typer(
@@ -77,6 +77,7 @@ app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 app.command("report")(report.report_command)
+app.command("migrate")(migrate.migrate_command)
 
 PROGRAM = "rankhouse"
 

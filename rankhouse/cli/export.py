@@ -12,11 +12,11 @@ What is exported, and the gate:
   full-ranking views hold 30.8M rows each, so select what you need). A model is built when the
   warehouse holds the table or view its last build made (its catalog definition as recorded in
   meta.model_objects at build time): a relation replaced or created by hand is not exported.
-- The warehouse is opened as `rankhouse query` opens it (query.open_for_analysts: read-only, no file
-  access, settings locked), and the labels gate stays closed: models only, and no model view reads the
-  labels file (the DAG refuses one), so what export can read is what `rankhouse query` shows without
-  `--study`. A study's labels reach models.* only as its evaluate models' tables, built by `rankhouse
-  study evaluate` after the freeze verifies; before that they are not built, and refused.
+- The warehouse is opened read-only, file access off, settings locked (open_models), in one namespace:
+  the default one (with its evaluate models, built from labels loaded outside any study), or with
+  `--study` a study's: its prepare models, and its evaluate models (which live in its labels file) only
+  once its latest freeze verifies, as `rankhouse query --study` opens them. Before that they are not
+  built, and refused.
 - The rows go from that connection to a separate one that may write files (Warehouse.files), as Arrow:
   the warehouse's connection opens no file. HUGEINT columns (exact sums) arrive as DECIMAL(38,0).
 
@@ -43,12 +43,12 @@ from sqlglot import exp
 
 from rankhouse import __version__
 from rankhouse.cli.common import DEFAULT, DbOption, choose, say
-from rankhouse.cli.query import open_for_analysts
 from rankhouse.errors import RankhouseError
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
+from rankhouse.warehouse.memory import array_aggregate_settings
 from rankhouse.warehouse.render import literal
 from rankhouse.warehouse.runner import definition_sha256
 
@@ -78,9 +78,9 @@ def built_models(wh: Warehouse, project: Project) -> dict[str, str]:
         return {}
     recorded = {name: (fingerprint, sha) for name, fingerprint, sha in wh.sql("FROM meta.model_objects")}
     views = dict(wh.sql(
-        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = ? AND schema_name = 'models' "
+        "SELECT view_name, sql FROM duckdb_views() WHERE list_contains(?, database_name) AND schema_name = 'models' "
         "AND NOT contains(sql, ' FROM store_')",  # a table model's view over its store table is its table
-        [wh.namespace],
+        [[wh.namespace, "gate"]],
     ))  # fmt: skip
     found: dict[str, bool] = {}
 
@@ -200,6 +200,33 @@ def export_models(
     return exported
 
 
+def open_models(db: str, protocol: object | None, freezes: Path | None, array_aggregates: bool = False) -> Warehouse:
+    """A read-only, locked-down session in the namespace whose models are exported: the default one, its
+    evaluate models with it (labels loaded outside any study open freely), or a study's, its evaluate
+    models only once its latest freeze verifies (as `rankhouse query --study` opens them)."""
+    from rankhouse.study import Study
+
+    namespace = protocol.name if protocol is not None else DEFAULT_NAMESPACE
+    wh = Warehouse(db, read_only=True, namespace=namespace)
+    try:
+        if array_aggregates:
+            for setting, value in array_aggregate_settings(wh.con).items():
+                wh.con.execute(f"SET {setting} = '{value}'")
+        if protocol is None:
+            if Path(wh.labels_path).exists():
+                wh.open_gate()
+        else:
+            study = Study(protocol, wh, freezes)
+            existing = study.freezes()
+            if existing and not study.verify(existing[-1]):
+                wh.open_gate(verified_freeze=existing[-1].freeze_id)
+        wh.lock_down()
+    except BaseException:
+        wh.close()
+        raise
+    return wh
+
+
 def export_command(
     target: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write (created if missing).")],
     output_format: Annotated[str, typer.Option("--format", help="parquet (default) or csv.")] = "parquet",
@@ -209,28 +236,31 @@ def export_command(
     force: Annotated[bool, typer.Option("--force", help="Write into a non-empty folder, replacing files.")] = False,
     db: DbOption = DEFAULT,
     study: Annotated[
-        Path | None, typer.Option("--study", help="Export this study's models (its namespace), not the default's.")
+        Path | None,
+        typer.Option("--study", help="Export this study's models (its namespace) instead of the default namespace's."),
     ] = None,
+    freezes: Annotated[Path | None, typer.Option("--freezes", help="Directory of the study's freeze files.")] = None,
 ) -> None:
     """Write built models to files, one per model, with a manifest (fingerprint, rows, SHA-256): those of
-    the default namespace, or of a study's (--study; its label-free models: the gate stays closed).
+    the default namespace, or with --study those of a study: its prepare models, and its evaluate models
+    (built from its labels) only once its latest freeze verifies.
 
     Example: rankhouse export out/tables --format parquet --select +run_measures --db rankhouse.duckdb
     """
     from rankhouse.study import Protocol
 
     choose(output_format, FORMATS, "--format")
-    namespace = Protocol.load(study).name if study is not None else DEFAULT_NAMESPACE
+    protocol = Protocol.load(study) if study is not None else None
     project = Project.load()
     check_target(target, force)
-    with Warehouse(db, read_only=True, namespace=namespace) as wh:
+    with open_models(db, protocol, freezes) as wh:
         built = built_models(wh, project)
     names, left_out = chosen(project, built, select, db)
     if left_out:
         say(f"not built in {db}, left out: {', '.join(left_out)}")
     # the models' views that sum into arrays (BM25's) get array aggregates: settings are locked once open
     arrays = any(project.computes_array_aggregate(n) for n in names)
-    with open_for_analysts(db, None, False, None, array_aggregates=arrays, namespace=namespace) as wh:
+    with open_models(db, protocol, freezes, array_aggregates=arrays) as wh:
         if built_models(wh, project) != built:
             raise RankhouseError(f"{db} changed while the export started; run it again")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,8 @@ from rankhouse.errors import RankhouseError
 from rankhouse.progress import Progress, TextProgress
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.runner import Runner
 
 features_app = typer.Typer(
     help="Named features (seed 004): extraction into the resumable store, and its receipts.", no_args_is_help=True
@@ -168,15 +170,20 @@ def receipts_command(
     Example: rankhouse features receipts studies/banking77_features.toml --format json
     """
     choose(output_format, RECEIPT_FORMATS, "--format")
-    with Warehouse(db, namespace=Protocol.load(protocol).name) as wh:
-        study = _study(protocol, wh)
-        study.runner().run(study.project.select("+extraction_receipts"))
+    loaded = Protocol.load(protocol)
+    parameters = {"study": loaded.name, **loaded.parameters}
+    project = Project.load(params=parameters, closure=["extraction_receipts"])
+    parameters = {k: v for k, v in parameters.items() if any(k in m.parameters for m in project.models.values())}
+    # the store is shared by every study that extracts the same corpus: its receipts are read in the
+    # default namespace, which sees every row of the inputs, with the study's parameters
+    with Warehouse(db) as wh:
+        Runner(wh, project, parameters).run(project.select("+extraction_receipts"))
         columns, rows = wh.columns("SELECT * FROM models.extraction_receipts")
     rows.sort(key=lambda r: SPLIT_ORDER.index(r[1]) if r[1] in SPLIT_ORDER else len(SPLIT_ORDER))
     if not rows:
-        raise RankhouseError(f"no extraction calls or messages for study {study.protocol.name} in {db}")
+        raise RankhouseError(f"no extraction calls or messages for study {loaded.name} in {db}")
     by_split = {row[1]: dict(zip(columns, row, strict=True)) for row in rows}
-    parameters = {k: study.parameters.get(k) for k in ("corpus", "schema", "provider")}
+    parameters = {k: loaded.parameters.get(k) for k in ("corpus", "schema", "provider")}
     if output_format == "json":
         shown = {s: {k: v.isoformat() if isinstance(v, datetime) else v for k, v in r.items() if k not in ("corpus",
                  "split")} for s, r in by_split.items()}  # fmt: skip

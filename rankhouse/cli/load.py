@@ -15,6 +15,7 @@ from rankhouse.loaders.sources import LoadResult, check_readable, shown_path
 from rankhouse.loaders.trec import RunInput, run_inputs
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
 runs_app = typer.Typer(help="List and export the TREC runs in the warehouse.", no_args_is_help=True)
@@ -154,13 +155,13 @@ def runs_export_command(
 def _use_study_with(wh: Warehouse, model: str, column: str, value: str) -> None:
     """Make the namespace in use the study whose `models.<model>` holds rows with `column` = `value` (the
     lanes study of a corpus), or say none does."""
-    for study in wh.studies():
+    for study in [DEFAULT_NAMESPACE, *wh.studies()]:
         wh.use(study)
         if wh.table_exists(f"models.{model}") and wh.sql(
             f"SELECT 1 FROM models.{model} WHERE {column} = ? LIMIT 1", [value]
         ):
             return
-    raise RankhouseError(f"no study of warehouse {wh.path} has built models.{model} for {column} {value!r}")
+    raise RankhouseError(f"no namespace of warehouse {wh.path} has built models.{model} for {column} {value!r}")
 
 
 @runs_app.command("validate")
@@ -202,5 +203,7 @@ def sources_command(db: DbOption = DEFAULT) -> None:
             wh.open_gate()
             rows += [("labels." + r[0], *r[1:]) for r in wh.sql(query.format("gate.meta.sources"))]
         if wh.studies():
-            say("the labels of study " + ", ".join(wh.studies()) + " stay behind their gates (`rankhouse study status`)")
+            say(
+                "the labels of study " + ", ".join(wh.studies()) + " stay behind their gates (`rankhouse study status`)"
+            )
     print(table(["table", "name", "rows", "sha256", "loader", "loaded_at", "path"], [list(r) for r in rows]))

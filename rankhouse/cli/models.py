@@ -34,7 +34,7 @@ from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 from rankhouse.warehouse.render import render
 from rankhouse.warehouse.runner import Runner
-from rankhouse.warehouse.scope import Scope, Skipped
+from rankhouse.warehouse.scope import Scope
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[

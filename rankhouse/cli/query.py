@@ -28,8 +28,8 @@ from rankhouse.cli.shell import run_session
 from rankhouse.errors import RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.memory import array_aggregate_settings
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.memory import array_aggregate_settings
 
 StudyOption = Annotated[
     Path | None, typer.Option("--study", help="Open the labels (gate.*) of this study if its latest freeze verifies.")

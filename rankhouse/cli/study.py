@@ -72,7 +72,8 @@ def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
 
 
 @study_app.command("prepare")
-def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
+def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: FreezesOption = None,
+                    reload: ReloadOption = False, quiet: QuietOption = False,
                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                     master: engines.MasterOption = None,
                     spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip

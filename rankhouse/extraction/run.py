@@ -28,6 +28,7 @@ from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.extraction import minilm, store
 from rankhouse.extraction.settings import Settings
 from rankhouse.extraction.store import REQUIREMENTS, VALUES, Job
+from rankhouse.loaders.sources import writes_inputs
 from rankhouse.progress import SILENT, Meter
 from rankhouse.warehouse import Warehouse
 
@@ -52,6 +53,7 @@ def _option(options: dict, name: str) -> str:
     return value
 
 
+@writes_inputs
 def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Callable[[str], None],
             encoder: Callable[[], object], smoke: int | None = None,
             meter: Callable[..., Meter] = SILENT.meter) -> Extraction:  # fmt: skip
@@ -141,8 +143,8 @@ def _generate(context, key: str, options: dict, kind: str) -> None:  # noqa: ANN
     done = extract(
         context.wh, kind, options, Settings.from_env(), context.say, lambda: context.encoder, meter=context.meter
     )
-    for table, key, source in extraction_slice(done.job):
-        context.produced(table, key, source)
+    for table, columns, source in extraction_slice(done.job):
+        context.produced(table, columns, source)
     if done.missing:
         raise RankhouseError(f"[generate.{key}]: {done.missing}")
 

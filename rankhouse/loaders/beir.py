@@ -36,13 +36,13 @@ import pyarrow as pa
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import BLANK_RULE, check_utf8, non_ascii_blank, without_bom
 from rankhouse.loaders.sources import (
-    writes_inputs,
     LoadResult,
     loaded_sha,
     read_file,
     record_source,
     replace_named_rows,
     sha256_bytes,
+    writes_inputs,
 )
 from rankhouse.warehouse import Warehouse
 

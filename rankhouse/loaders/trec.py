@@ -72,7 +72,6 @@ from rankhouse.loaders.lines import (
 )
 from rankhouse.loaders.query_blocks import QueryBlocks
 from rankhouse.loaders.sources import (
-    writes_inputs,
     STDIN,
     Input,
     LoadResult,
@@ -80,6 +79,7 @@ from rankhouse.loaders.sources import (
     record_source,
     sha256_bytes,
     shown_path,
+    writes_inputs,
 )
 from rankhouse.warehouse import Warehouse
 

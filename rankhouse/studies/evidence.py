@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rankhouse.errors import RankhouseError
+from rankhouse.loaders.sources import writes_inputs
 from rankhouse.studies.common import header, write_csv, write_json
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def _store_vectors(wh: Warehouse, table: str, bundle: str, keys: dict[str, list]
     return LoadResult(table, bundle, source, sha, len(matrix), "loaded")
 
 
+@writes_inputs
 def encode_bundle(wh: Warehouse, bundle: str, encoder, progress_bar: Callable[[str], Callable] | None = None) -> list:  # noqa: ANN001
     """Vectors of a loaded bundle's documents (unless it brought its own) and of every task's facets."""
     from rankhouse.vectors import cached_vectors
@@ -90,6 +92,7 @@ def subset_sizes(wh: Warehouse, bundle: str) -> dict[str, int]:
     return {subset: n for subset in SUBSETS if (n := sum(sizes.values()) if subset == "all" else sizes.get(subset, 0))}
 
 
+@writes_inputs
 def store_subset_plans(wh: Warehouse, plan: str, bundle: str, replicates: int, seed: int) -> list:
     """One paired bootstrap plan per subset, `<plan>/<subset>`, over the subset's own tasks.
 

@@ -291,7 +291,8 @@ def write_csvs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
 def rank_changes(study: Study, evaluation: Evaluation) -> tuple[list[str], list[tuple]]:
     """E4's rank changes document by document: per case and changed system, every document in the
     positive-only top 10 or in the system's top 10, with its rank in both (rank empty where the hard filter
-    removed it) and its role, the case's desired or unwanted intents (results.case_intent_documents) or
+    removed it) and its role, the case's desired or unwanted intents (models.case_intent_documents, beside the
+    labels it is made of: the gate is open while a study's outputs are written) or
     none; cases in their file's order, systems in E4_SYSTEMS' order, documents by positive rank.
 
     Example: columns, rows = rank_changes(study, evaluation)  # ['case_id', 'system', 'doc_id', 'role', ...]
@@ -310,8 +311,7 @@ def rank_changes(study: Study, evaluation: Evaluation) -> tuple[list[str], list[
         ),
         roles AS (
             SELECT case_id, doc_row, min(role) AS role
-            FROM results.case_intent_documents
-            WHERE freeze_id = ?
+            FROM models.case_intent_documents
             GROUP BY case_id, doc_row
         )
         SELECT t.case_id, t.system, d.doc_id, coalesce(r.role, '') AS role, p.rank AS positive_rank, s.rank
@@ -323,6 +323,6 @@ def rank_changes(study: Study, evaluation: Evaluation) -> tuple[list[str], list[
         LEFT JOIN roles AS r ON r.case_id = t.case_id AND r.doc_row = t.doc_key
         ORDER BY c.case_row, list_position(?, t.system), p.rank
         """,
-        [evaluation.freeze.freeze_id, study.protocol.parameters.get("corpus"), list(E4_SYSTEMS)],
+        [study.protocol.parameters.get("corpus"), list(E4_SYSTEMS)],
     )
     return columns, rows

@@ -44,7 +44,6 @@ from pathlib import Path
 import duckdb
 
 from rankhouse.errors import RankhouseError
-from rankhouse.paths import read_sql
 from rankhouse.warehouse import files
 from rankhouse.warehouse.layout import (
     DEFAULT_NAMESPACE,
@@ -57,6 +56,7 @@ from rankhouse.warehouse.layout import (
     file_identity,
     identify,
     quoted,
+    schema_ddl,
 )
 from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, array_aggregate_settings, memory_limit
 
@@ -65,7 +65,6 @@ INPUTS = "inputs"
 GATE = "gate"
 MEMORY_STORE = "store_memory"  # the one store catalog of an in-memory warehouse
 NO_AUTOMATIC_CHECKPOINT = "1000TB"  # DuckDB's checkpoint_threshold where none should ever be reached
-SCHEMA_SQL = {"warehouse": "warehouse.sql", "namespace": "namespace.sql", "labels": "labels.sql"}
 CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS ([\w.]+)", re.IGNORECASE)
 
 
@@ -227,12 +226,15 @@ class Warehouse:
         self.con.execute(f"ATTACH '{_quote(str(Path(self.path).resolve()))}' AS {INPUTS} (READ_ONLY)")
 
     def _create_schema(self, catalog: str, kind: str) -> None:
-        """Run a file kind's DDL (sql/) in `catalog` (tables created if missing, columns added)."""
+        """Run a file kind's DDL (sql/) in `catalog` (tables created if missing, columns added); the
+        session's current catalog and search path are left as they were."""
+        current, path = self.con.execute("SELECT current_database(), current_setting('search_path')").fetchone()
         self.con.execute(f"USE {catalog}")
         try:
-            self.con.execute(read_sql(SCHEMA_SQL[kind]))
+            self.con.execute(schema_ddl(kind))
         finally:
-            self.con.execute("USE memory")
+            self.con.execute(f"USE {quoted(current)}")
+            self.con.execute(f"SET search_path = '{_quote(path)}'")
 
     def _mark(self, catalog: str, kind: str, warehouse_id: str, namespace: str | None) -> None:
         """Record what a new file is (meta.layout), once."""
@@ -515,7 +517,9 @@ class Warehouse:
             self._create_schema(INPUTS, "warehouse")
             if how == "new":
                 identity = getattr(self, "id", None) or str(uuid.uuid4())
-                self.con.execute(f"INSERT INTO {INPUTS}.meta.warehouse VALUES (?, current_localtimestamp())", [identity])
+                self.con.execute(
+                    f"INSERT INTO {INPUTS}.meta.warehouse VALUES (?, current_localtimestamp())", [identity]
+                )
                 self._mark(INPUTS, "warehouse", identity, None)
             if how == "resumed":
                 self.say(f"carrying on from an interrupted load into {self.path} ({building})")
@@ -529,7 +533,15 @@ class Warehouse:
         try:
             self.con.execute("USE memory")
             # a new warehouse into which nothing was loaded (a refused first load) gets no file yet
-            unborn = self._unborn and not keep_new and not self.sql(f"SELECT 1 FROM {INPUTS}.meta.sources LIMIT 1")
+            unborn = (
+                self._unborn
+                and not keep_new
+                and not self.sql(
+                    "SELECT 1 FROM duckdb_tables() WHERE database_name = ? AND schema_name IN ('raw', 'meta') "
+                    "AND table_name NOT IN ('warehouse', 'layout') AND estimated_size > 0 LIMIT 1",
+                    [INPUTS],
+                )
+            )
             self.con.execute(f"CHECKPOINT {INPUTS}")
             self.con.execute(f"DETACH {INPUTS}")
             if unborn:
@@ -573,11 +585,7 @@ class Warehouse:
             with self.transaction():
                 self.con.execute(f"INSERT INTO {self.catalog}.meta.building VALUES (?)", [segment])
             self._attach_segment(segment, building=True)
-            self.con.execute(f"CREATE SCHEMA IF NOT EXISTS store_{segment}.meta")
-            self.con.execute(
-                f"CREATE TABLE IF NOT EXISTS store_{segment}.meta.layout (kind VARCHAR NOT NULL, version INTEGER "
-                "NOT NULL, warehouse_id VARCHAR NOT NULL, namespace VARCHAR, created_at TIMESTAMP NOT NULL)"
-            )
+            self._create_schema(f"store_{segment}", "store")
             self._mark(f"store_{segment}", "store", self.id, None)
             self._segment = segment
         return f'store_{self._segment}.main."{name}"'
@@ -746,7 +754,7 @@ class Warehouse:
         files[self.namespace] = (f"the namespace file of {self.namespace}", "namespace",
                                  {"main", "models", "raw", "results", "meta"})  # fmt: skip
         for catalog, (what, kind, schemas) in files.items():
-            declared = {name.lower() for name in CREATE_TABLE.findall(read_sql(SCHEMA_SQL[kind]))}
+            declared = {name.lower() for name in CREATE_TABLE.findall(schema_ddl(kind))}
             for (schema,) in self.sql(
                 "SELECT schema_name FROM duckdb_schemas() WHERE database_name = ? AND NOT internal ORDER BY 1",
                 [catalog],
@@ -760,7 +768,8 @@ class Warehouse:
                 [catalog, catalog],
             ):
                 made = (
-                    f"{schema}.{name}".lower() in declared and kind_of == "table"
+                    f"{schema}.{name}".lower() in declared
+                    and kind_of == "table"
                     or schema in ("models", "results")
                     or (schema == "raw" and kind == "namespace" and kind_of == "view")
                 )
@@ -794,7 +803,7 @@ class Warehouse:
             side.execute("SET enable_progress_bar = false")
             side.execute(f"ATTACH '{_quote(str(copy))}' AS labels")
             side.execute("USE labels")
-            side.execute(read_sql("labels.sql"))
+            side.execute(schema_ddl("labels"))
             if not side.execute("SELECT 1 FROM labels.meta.layout").fetchall():
                 side.execute(
                     "INSERT INTO labels.meta.layout VALUES ('labels', ?, ?, ?, current_localtimestamp())",

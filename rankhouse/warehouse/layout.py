@@ -32,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 from rankhouse.errors import RankhouseError
+from rankhouse.paths import read_sql
 
 MEMORY = ":memory:"
 LAYOUT_VERSION = 2  # 1: the single file of rankhouse 0.1 (models, results and meta of every study in one)
@@ -40,6 +41,18 @@ KINDS = ("warehouse", "namespace", "store", "labels")
 # Catalog names a session attaches besides the namespaces, which a study may therefore not be called.
 RESERVED = {"inputs", "gate", "memory", "system", "temp", "main"}
 STUDY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+KIND_SQL = {"warehouse": "warehouse.sql", "namespace": "namespace.sql", "labels": "labels.sql", "store": None}
+
+
+def schema_ddl(kind: str) -> str:
+    """The DDL of a file of `kind` (sql/): layout.sql's meta.layout, which every file has, then the
+    kind's own tables (a store file has none: its tables are the models').
+
+    >>> "meta.layout" in schema_ddl("store") and "meta.sources" in schema_ddl("warehouse")
+    True
+    """
+    own = KIND_SQL[kind]
+    return read_sql("layout.sql") + ("\n" + read_sql(own) if own else "")
 
 
 def check_namespace(name: str) -> str:

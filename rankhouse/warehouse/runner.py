@@ -219,7 +219,9 @@ class Runner:
         model = self.project.models[name]
         tree = parse(model, render(model, self.params))
         refs = self.project.references[name]
-        parents = {p: (self.fingerprint(p) if labelled else self.plan_fingerprint(p)) for p in self.project.parents[name]}
+        parents = {
+            p: (self.fingerprint(p) if labelled else self.plan_fingerprint(p)) for p in self.project.parents[name]
+        }
         payload = {
             "sql": canonical_sql(tree),
             "version": model.version,
@@ -358,7 +360,9 @@ class Runner:
             return ModelRun(model.name, fingerprint, "skipped", rows, seconds)
         home = model_home(self.wh, model)
         if home == "gate" and "gate" not in self.wh.attached():
-            raise ModelError(model.name, "is an evaluate model: it is built only once the labels gate is open")
+            if self.wh.gated():
+                raise ModelError(model.name, "is an evaluate model: it is built only once the labels gate is open")
+            self.wh.open_gate()  # outside a study: evaluate models live beside the labels loaded outside one
         sql = render(model, self.params)
         defined = [] if self._functions_checked else user_functions(self.wh)
         self._functions_checked = not defined

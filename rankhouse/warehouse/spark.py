@@ -57,8 +57,8 @@ from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Audit, Model
 from rankhouse.warehouse.connection import MEMORY, Warehouse
-from rankhouse.warehouse.memory import release_memory, reserve_memory
 from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.memory import release_memory, reserve_memory
 from rankhouse.warehouse.portability import spark_tree
 from rankhouse.warehouse.render import literal, parse, render
 from rankhouse.warehouse.runner import DuckDBEngine, Runner, source_versions
