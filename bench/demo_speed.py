@@ -169,11 +169,19 @@ def phase_peaks(found: list[tuple[str, float]], memory: list[tuple[float, float]
     return peaks
 
 
+def study_file(db: Path) -> Path:
+    """The file holding the demo study's meta.model_runs: its namespace file (`<db stem>.d/studies/`,
+    rankhouse/warehouse/layout.py), or `db` itself for a checkout from before namespaces (a9a3359 and
+    earlier)."""
+    namespace = db.parent / f"{db.stem}.d" / "studies" / "banking77.duckdb"
+    return namespace if namespace.exists() else db
+
+
 def slowest(db: Path, limit: int = SLOWEST) -> list[tuple[str, float]]:
-    """The models that took longest to build, from the warehouse's meta.model_runs (read-only)."""
+    """The models that took longest to build, from the demo study's meta.model_runs (read-only)."""
     import duckdb
 
-    with duckdb.connect(str(db), read_only=True) as con:
+    with duckdb.connect(str(study_file(db)), read_only=True) as con:
         rows = con.execute(
             "SELECT model, seconds FROM meta.model_runs WHERE status = 'built' ORDER BY seconds DESC LIMIT ?",
             [limit],
@@ -181,19 +189,39 @@ def slowest(db: Path, limit: int = SLOWEST) -> list[tuple[str, float]]:
     return [(model, float(seconds)) for model, seconds in rows]
 
 
-def seed_vectors(db: Path, source: Path) -> int:
-    """Copy `source`'s vector cache (raw.vector_cache) into a new warehouse `db`, so that its cold demo
-    encodes nothing: the rest of the cold demo, measured apart from the encoder. Returns the vectors copied."""
-    import duckdb
+def sizes(db: Path) -> dict[str, int]:
+    """Bytes on disk of the warehouse's files by kind (rankhouse/warehouse/layout.py): the inputs file, the
+    store, the namespaces, the labels (the checkout before namespaces: its main and labels files)."""
+    home = db.parent / f"{db.stem}.d"
+    kinds = {"inputs": [db], "store": [], "namespaces": [], "labels": [db.parent / f"{db.stem}.labels.duckdb"]}
+    if home.is_dir():
+        kinds["store"] = [p for p in (home / "store").glob("*.duckdb")]
+        kinds["namespaces"] = [p for p in (home / "studies").glob("*.duckdb")]
+        kinds["labels"] = [p for p in (home / "labels").glob("*.duckdb")]
+    return {kind: sum(p.stat().st_size for p in paths if p.exists()) for kind, paths in kinds.items()}
 
-    schema = (ROOT / "sql" / "warehouse.sql").read_text()
-    with duckdb.connect(str(db)) as con:
-        con.execute(schema)
-        con.execute(f"ATTACH '{source}' AS source (READ_ONLY)")
-        con.execute("INSERT INTO raw.vector_cache SELECT * FROM source.raw.vector_cache")
-        count = con.execute("SELECT count(*) FROM raw.vector_cache").fetchall()[0][0]
-        con.execute("DETACH source")
-    return count
+
+def seed_vectors(db: Path, source: Path, checkout: Path) -> int:
+    """Copy `source`'s vector cache (raw.vector_cache) into a new warehouse `db`, so that its cold demo
+    encodes nothing: the rest of the cold demo, measured apart from the encoder. Returns the vectors
+    copied. The warehouse is made by the checkout's own rankhouse (its layout is the checkout's)."""
+    script = (
+        "import sys, duckdb\n"
+        "from rankhouse.warehouse import Warehouse\n"
+        "rows = duckdb.connect(sys.argv[2], read_only=True).sql('FROM raw.vector_cache').to_arrow_table()\n"
+        "with Warehouse(sys.argv[1]) as wh:\n"
+        "    writing = getattr(wh, 'writing_inputs', None)\n"
+        "    import contextlib\n"
+        "    with (writing() if writing else contextlib.nullcontext()), wh.registered('seeded', rows):\n"
+        "        wh.sql('INSERT INTO raw.vector_cache SELECT * FROM seeded')\n"
+        "        print(wh.sql('SELECT count(*) FROM raw.vector_cache')[0][0])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    done = subprocess.run([sys.executable, "-c", script, str(db), str(source)], capture_output=True, text=True,
+                          env=env, cwd=checkout)  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"seeding {db} with {source}'s vectors failed:\n{done.stderr[-3000:]}")
+    return int(done.stdout.strip())
 
 
 def one_round(scratch: Path, checkout: Path = ROOT, vectors_from: Path | None = None) -> dict:
@@ -201,7 +229,7 @@ def one_round(scratch: Path, checkout: Path = ROOT, vectors_from: Path | None = 
     cache seeded from `vectors_from`, when given)."""
     db, out = scratch / "rankhouse.duckdb", scratch / "out"
     if vectors_from is not None:
-        say(f"  {seed_vectors(db, vectors_from):,} vectors from {vectors_from}")
+        say(f"  {seed_vectors(db, vectors_from, checkout):,} vectors from {vectors_from}")
     demo = [*rankhouse(), "demo", "--db", str(db), "--out", str(out), "--json"]
     found = {}
     for name, command in (
@@ -214,10 +242,11 @@ def one_round(scratch: Path, checkout: Path = ROOT, vectors_from: Path | None = 
         say(f"  {name}: {found[name]['wall_seconds']:.1f} s, {found[name]['peak_tree_rss_mb']:,.0f} MB")
     cold = found["cold demo"]
     cold["slowest"] = slowest(db)
+    found["warehouse_bytes"] = sizes(db)
     cold["phases"] = phases(cold["events"], cold["wall_seconds"])
     cold["phase_peaks_mb"] = phase_peaks(cold["phases"], cold["memory"])
-    for result in found.values():
-        del result["events"], result["memory"]
+    for name in COMMANDS:
+        del found[name]["events"], found[name]["memory"]
     return found
 
 
@@ -259,6 +288,16 @@ def section(results: dict) -> str:
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     models = "; ".join(", ".join(f"`{m}` {s:.1f} s" for m, s in r["cold demo"]["slowest"]) for r in rounds)
     lines += ["", f"Slowest models of the cold demo (meta.model_runs): {models}.", ""]
+    if all("warehouse_bytes" in r for r in rounds):
+
+        def mb(n: int) -> str:
+            return f"{n / 1e6:,.1f}"
+
+        kinds = ("inputs", "store", "namespaces", "labels")
+        cells = [" + ".join(mb(r["warehouse_bytes"][k]) for k in kinds) + f" = {mb(sum(r['warehouse_bytes'].values()))}"
+                 for r in rounds]  # fmt: skip
+        lines += [f"The warehouse on disk after the cold demo, MB (inputs + store + namespaces + labels): "
+                  f"{'; '.join(cells)}.", ""]  # fmt: skip
     return "\n".join(lines)
 
 
