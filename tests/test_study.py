@@ -96,6 +96,23 @@ def test_the_stages_in_order_and_results_kept_by_freeze(env):
         assert study.status()[1] == "stage      evaluated"
 
 
+def test_a_forced_rebuild_of_a_frozen_table_to_the_same_rows_leaves_the_freeze_intact(env):
+    """A forced rebuild of a frozen table model writes its table (same fingerprint, same name) into a new
+    store file and points the model's view there: the same rows, so the freeze still verifies (the rows
+    are checked, not which store file holds them; other rows fail: tamper_table below)."""
+    root, protocol = env
+    wh, study = open_study(root, protocol)
+    with wh:
+        study.prepare()
+        study.freeze()
+        before = store_table(wh.con, "gated", "measure_requests")
+        study.runner().run(["measure_requests"], force=True)
+        assert store_table(wh.con, "gated", "measure_requests") != before  # another store file
+        assert "current    gated-1: intact" in study.status()
+        evaluation = study.evaluate()  # evaluate verifies the freeze first
+        assert evaluation.freeze.freeze_id == "gated-1" and evaluation.new_results
+
+
 def test_freeze_records_every_hash(env):
     root, protocol = env
     prepared_and_frozen(root, protocol)

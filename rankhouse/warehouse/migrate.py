@@ -200,6 +200,8 @@ def _study(con: duckdb.DuckDBPyConnection, layout: Layout, study: str, segment: 
 def _models(con: duckdb.DuckDBPyConnection, ns: str, segment: str, frozen: dict[str, str]) -> int:
     """The study's prepare models whose table or view is the one its latest freeze covers (`frozen`, in
     dependency order: a view is made after what it reads), carried over; how many."""
+    from rankhouse.warehouse.runner import definition_digest
+
     built = dict(con.execute(
         "SELECT model, arg_max(fingerprint, started_at) FROM old.meta.model_runs WHERE status IN ('built', 'skipped') "
         "GROUP BY model"
@@ -229,7 +231,7 @@ def _models(con: duckdb.DuckDBPyConnection, ns: str, segment: str, frozen: dict[
             sql = con.execute("SELECT sql FROM duckdb_views() WHERE database_name = ? AND schema_name = 'models' "
                               "AND view_name = ?", [ns.strip('"'), name]).fetchall()[0][0]  # fmt: skip
             con.execute(f"INSERT INTO {ns}.meta.model_objects VALUES (?, ?, ?)",
-                        [name, fingerprint, hashlib.sha256(sql.encode()).hexdigest()])  # fmt: skip
+                        [name, fingerprint, definition_digest(sql)])  # fmt: skip
             con.execute(f"INSERT INTO {ns}.meta.model_runs VALUES (?, ?, 'built', ?, 0, current_localtimestamp(), ?)",
                         [name, fingerprint, rows, NOTE])  # fmt: skip
             carried += 1
