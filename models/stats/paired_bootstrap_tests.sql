@@ -1,5 +1,5 @@
 -- name: paired_bootstrap_tests
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: study, subset, contrast, measure
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, mean, replicates, extreme, p_value); unique_grain; accepted_range(p_value, 0, 1)
@@ -8,9 +8,10 @@
 --   differences, whose mean is d; resampling d_i - d instead (the null hypothesis of mean 0 made true by
 --   shifting the data: Efron and Tibshirani 1993, An Introduction to the Bootstrap, section 16.4)
 --   gives replicate means d*_r - d. Two-sided, the replicates at least as extreme are those with
---   |d*_r - d| >= |d|, compared exactly: with U_r and c_r the replicate's sum in 1e-17 units and its
---   draws, and U and n those of the observed differences, |U_r n - U c_r| >= |U c_r| (a tie counts as
---   at least as extreme). With R replicates (those with a mean), p = (1 + extreme) / (1 + R), the
+--   |d*_r - d| >= |d|, compared exactly: with U_r and c_r the replicate's sum in 1e-12 units (tie_units of
+--   paired_differences, in which equal differences of a measure's values are equal) and its draws, and U
+--   and n those of the observed differences, |U_r n - U c_r| >= |U c_r| (a tie counts as at least as
+--   extreme). With R replicates (those with a mean), p = (1 + extreme) / (1 + R), the
 --   observed sample counted as one of the R + 1 (Davison and Hinkley 1997, ch. 4), as in
 --   paired_randomization_tests. The shift test is not studentized (Sakai 2006's is); at small n it is
 --   known to reject too often (Urbano et al. 2019): prefer the t or the randomization test there.
@@ -20,8 +21,8 @@ WITH observed AS (
         subset,
         contrast,
         measure,
-        {{ units_sum('units') }} AS units,
-        count(units) AS differences,
+        {{ tie_sum('tie_units') }} AS units,
+        count(tie_units) AS differences,
         {{ mean('units / 1e17') }} AS mean
     FROM models.paired_differences
     GROUP BY study, subset, contrast, measure
