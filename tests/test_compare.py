@@ -387,8 +387,9 @@ def test_randomization_test_of_tied_measures_equals_the_exact_enumeration(tmp_pa
                     assert [Fraction(v).limit_denominator(1000) for _, v in sorted(per_query(wh, run, m).items())] \
                         == exact[run][m]  # fmt: skip
                 at_least, equal = flipped_counts(every, whole(d))
+                canonical = parse_measures([m])[0].canonical
                 row = wh.sql("SELECT extreme, replicates FROM models.paired_randomization_tests "
-                             "WHERE system_a = ? AND measure = ?", [run, parse_measures([m])[0].canonical])[0]  # fmt: skip
+                             "WHERE system_a = ? AND measure = ?", [run, canonical])[0]  # fmt: skip
                 assert row == (at_least, 2**n), (run, m)
                 # the exact permutation p-value is at_least / 2^n; the plan's p counts the observed once more
                 assert result.differences[run][m].p_value == (1 + at_least) / (1 + 2**n)
@@ -540,6 +541,31 @@ def test_compare_usage_errors(args, message):
     done = rankhouse("compare", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", *measures, *args)
     assert done.returncode == 2
     assert done.stderr.startswith(message) and "Traceback" not in done.stderr
+
+
+def test_compare_takes_runs_as_name_equals_path(tmp_path):
+    """Two runs with one file name in two folders: refused unnamed (naming the fix), compared when named
+    NAME=PATH, the baseline by its NAME, each run's figures its own file's (rankhouse eval's)."""
+    for folder, source in (("d1", "results.test"), ("d2", "results.trunc")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "run.txt").write_bytes((TREC / source).read_bytes())
+    qrels = TREC / "qrels.test"
+    unnamed = rankhouse("compare", qrels, tmp_path / "d1" / "run.txt", tmp_path / "d2" / "run.txt", "-m", "AP")
+    assert unnamed.returncode == 2 and "Traceback" not in unnamed.stderr
+    assert unnamed.stderr.startswith("error: 2 runs would be named 'run.txt'")
+    assert "name each with NAME=PATH" in unnamed.stderr
+    base, trunc = f"base={tmp_path / 'd1' / 'run.txt'}", f"trunc={tmp_path / 'd2' / 'run.txt'}"
+    named = rankhouse("compare", qrels, base, trunc, "-m", "AP", "-m", "P@10", "--baseline", "trunc",
+                      "--format", "json", "--replicates", "200")  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    table = json.loads(named.stdout)
+    evaluated = json.loads(rankhouse("eval", qrels, TREC / "results.test", TREC / "results.trunc", "-m", "map",
+                                     "-m", "P.10", "--format", "json").stdout)  # fmt: skip
+    assert table["baseline"] == "trunc" and list(table["runs"]) == ["base", "trunc"]
+    for name, run in (("base", "results.test"), ("trunc", "results.trunc")):
+        assert table["runs"][name]["AP"]["mean"] == evaluated[run]["all"]["map"]
+        assert table["runs"][name]["P@10"]["mean"] == evaluated[run]["all"]["P_10"]
+    assert table["runs"]["base"]["P@10"]["difference"] == pytest.approx(0.1, abs=1e-15)
 
 
 def test_compare_needs_two_runs_and_a_measure():

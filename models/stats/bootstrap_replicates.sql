@@ -6,17 +6,16 @@
 -- parameters: bootstrap_plan = "", contrasts = [], contrast_measures = [], resample = "drop"
 -- parity: within(mean 1e-12, units 100): the mean and the exact sum of up to 100 draws of
 --   paired_differences' d and tie_units, each within its tolerance (see there)
--- description: The paired bootstrap's replicates, for each contrast [a, b] of `contrasts` and each
---   measure of `contrast_measures`, over each query subset: per replicate r of the stored, seeded plan
---   (raw.resample_plans: draws of query positions with replacement), the mean d*_r of the per-query
---   differences (paired_differences) over the draws: their exact sum in 1e-17 units over draws, the
---   draws with a difference (the statistics macro mean_of_units); and units, the exact sum of their
---   1e-12 units (tie_units, in which equal differences are equal), which paired_bootstrap_tests compares. The subset rule is the parameter
---   `resample`: "drop" resamples every judged query from the plan `bootstrap_plan` and a subset drops
---   the draws outside it; "within" resamples each subset from its own plan `<bootstrap_plan>/<subset>`,
---   drawn over its own queries. plan_units is the plan's draws per replicate, resampled the number of
---   queries the plan resamples (equal for a plan made for these queries: paired_bootstrap checks).
---   Read by paired_bootstrap (the percentile interval) and paired_bootstrap_tests (the p-value).
+-- description: The paired bootstrap's replicates, for each contrast [a, b] of `contrasts` and each measure of
+--   `contrast_measures`, over each query subset: per replicate r of the stored, seeded plan (raw.resample_plans: draws
+--   of query positions with replacement), the mean d*_r of the per-query differences (paired_differences) over the
+--   draws: their exact sum in 1e-17 units over draws, the draws with a difference (the statistics macro mean_of_units);
+--   and units, the exact sum of their 1e-12 units (tie_units, in which equal differences are equal), which
+--   paired_bootstrap_tests compares. The subset rule is the parameter `resample`: "drop" resamples every judged query
+--   from the plan `bootstrap_plan` and a subset drops the draws outside it; "within" resamples each subset from its own
+--   plan `<bootstrap_plan>/<subset>`, drawn over its own queries. plan_units is the plan's draws per replicate,
+--   resampled the number of queries the plan resamples (equal for a plan made for these queries: paired_bootstrap
+--   checks). Read by paired_bootstrap (the percentile interval) and paired_bootstrap_tests (the p-value).
 {%- set columns = [] %}
 {%- for a, b in contrasts %}{% for measure in contrast_measures %}
 {%- set _ = columns.append((a, b, measure)) %}

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import (
+    RUN_HELP,
     JsonOption,
     LabelsOption,
     QuietOption,
@@ -42,9 +43,7 @@ def eval_command(
         typer.Argument(
             metavar="RUN...",
             help="TREC run files, each PATH or NAME=PATH (.gz too; - for standard input, one input at most). "
-            "A run is named NAME, or else its file name without .gz (stdin for -); two runs with one name are "
-            "refused. NAME=PATH applies when NAME is a plain name (letters, digits, _ . + @ : -) and the whole "
-            "argument is not an existing file: write ./a=b.run for a file a=b.run that is not there yet.",
+            + RUN_HELP,
         ),
     ],
     measure: Annotated[
