@@ -37,11 +37,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import InputError, RankhouseError
 from rankhouse.loaders import LoadResult, load_qrels, load_run
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
-from rankhouse.measures import COUNTS, RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
+from rankhouse.measures import (
+    COUNTS,
+    FAMILIES,
+    GRADE_LIMITS,
+    RUNID,
+    SUMMARY_ONLY,
+    Measure,
+    format_value,
+    parse_measures,
+)
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -283,6 +292,23 @@ def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
         raise RankhouseError(f"no query of run {names} has qrels: nothing to evaluate (wrong qrels file?)")
 
 
+def check_grades(wh: Warehouse, qrels: str | Path, measures: list[Measure]) -> None:
+    """Refuse qrels (gate.qrels, loaded from `qrels`) with a grade above what a requested measure takes
+    (measures.GRADE_LIMITS), before any model is built: the message names the line, the grade, the
+    measure and its limit."""
+    for m in measures:
+        if m.family not in GRADE_LIMITS:
+            continue
+        limit, why = GRADE_LIMITS[m.family]
+        if isinstance(limit, str):  # a parameter of the family's model: its default
+            model = FAMILIES[m.family].model
+            limit = Project.load(closure=[model]).models[model].parameters[limit]
+        above = wh.sql("SELECT line, rel FROM gate.qrels WHERE rel > ? ORDER BY rel DESC, line LIMIT 1", [limit])
+        if above:
+            line, grade = above[0]
+            raise InputError(qrels, line, f"grade {grade} is above {limit}, the highest grade {m.label} takes", why)
+
+
 def load_inputs(
     wh: Warehouse, qrels: str | Path, runs: Iterable[str | Path | RunInput]
 ) -> tuple[list[LoadResult], list[str]]:
@@ -330,6 +356,7 @@ def evaluate(
         for result in loaded:
             on_load(result)
     wh.open_gate()
+    check_grades(wh, qrels, measures)
     if not options.complete:
         _require_judged_queries(wh, run_ids)
     compute_measures(wh, measures, options, progress, engine)

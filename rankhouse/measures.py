@@ -70,6 +70,13 @@ FAMILIES = {
 REL_FAMILIES = {"P", "R", "AP", "RR", "Success"}
 # ir_measures' nDCG(dcg=...): the DCG formulation -> the family computing it
 DCG_FAMILIES = {"log2": "nDCG", "exp-log2": "nDCG_exp"}
+# The highest grade a family's formula takes, and why: qrels with a higher grade are refused before any
+# model is built (evaluation.check_grades). ERR's is the scale's g_max, measure_err's err_max_grade.
+GRADE_LIMITS: dict[str, tuple[str | int, str]] = {
+    "ERR": ("err_max_grade", "the top g_max of ERR's grade scale, measure_err's err_max_grade, as gdeval's: "
+                             "a stop probability (2^grade - 1) / 2^g_max is at most 1"),
+    "nDCG_exp": (1023, "the highest grade whose gain 2^grade - 1 is a finite double"),
+}  # fmt: skip
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "NumQ"}
 SUMMARY_ONLY = {"GMAP", "NumQ", "runid"}  # printed in the `all` rows only, as trec_eval does
 RUNID = "runid"

@@ -139,6 +139,76 @@ def test_cutoff_rr_and_exponential_ndcg_match_ir_measures():
             assert ours[qid][name] == pytest.approx(values[str(measure)], abs=TOLERANCE), f"{name} on {qid}"
 
 
+@pytest.fixture(scope="module")
+def high_grades(tmp_path_factory):
+    """Graded qrels with grades up to 100 on 12 queries (one query's top grade 100, one's 40, the rest
+    at most 4) and a run ranking every judged document and some unjudged ones."""
+    import numpy as np
+
+    root = tmp_path_factory.mktemp("grades")
+    rng = np.random.default_rng(100)
+    qrels, run = [], []
+    for q in range(12):
+        grades = rng.integers(-1, 5, size=20).tolist()
+        grades[3] = {0: 100, 1: 40, 2: 31}.get(q, grades[3])
+        qrels += [f"{q + 1} 0 d{d:02d} {g}" for d, g in enumerate(grades)]
+        order = rng.permutation(26).tolist()
+        run += [f"{q + 1} Q0 d{d:02d} {r + 1} {50 - r} run" for r, d in enumerate(order)]
+    (root / "qrels").write_text("\n".join(qrels) + "\n")
+    (root / "run").write_text("\n".join(run) + "\n")
+    return root
+
+
+def test_exponential_ndcg_of_grades_up_to_100_matches_ranx(high_grades):
+    """nDCG(dcg=exp-log2) with grade 100 (gain 2^100 - 1) is computed, as ranx's ndcg_burges computes it
+    (and a plain Python sum of doubles), not stopped by the exact sums' range; linear nDCG with grades
+    up to 100 as pytrec_eval."""
+    import math
+
+    import ranx
+
+    names = ["nDCG(dcg=exp-log2)@10", "nDCG_exp", "nDCG@10", "nDCG"]
+    ours = rankhouse_per_query(high_grades / "qrels", high_grades / "run", names)
+    qrels, run = read_qrels(high_grades / "qrels"), read_run(high_grades / "run")
+    scored = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["ndcg_burges@10", "ndcg_burges"], return_mean=False)
+    queries = sorted(qrels, key=lambda q: list(ranx.Qrels(qrels).keys()).index(q))
+    for i, qid in enumerate(queries):
+        assert ours[qid]["nDCG(dcg=exp-log2)@10"] == pytest.approx(scored["ndcg_burges@10"][i], rel=1e-12, abs=1e-15)
+        assert ours[qid]["nDCG_exp"] == pytest.approx(scored["ndcg_burges"][i], rel=1e-12, abs=1e-15)
+
+        def dcg(grades: list[int]) -> float:
+            return sum((2.0**g - 1) / math.log2(r + 2) for r, g in enumerate(grades) if g > 0)
+
+        ranked = [qrels[qid].get(d, 0) for d, _ in sorted(run[qid].items(), key=lambda x: -x[1])]
+        ideal = sorted((g for g in qrels[qid].values() if g > 0), reverse=True)
+        assert ours[qid]["nDCG(dcg=exp-log2)@10"] == pytest.approx(dcg(ranked[:10]) / dcg(ideal[:10]), rel=1e-12)
+    assert ours["1"]["nDCG(dcg=exp-log2)@10"] not in (0.0, 1.0)  # grade 100 is ranked and counts
+    expected = pytrec_per_query(qrels, run, ["nDCG@10", "nDCG"])
+    assert_close({q: {m: v[m] for m in ("nDCG@10", "nDCG")} for q, v in ours.items()}, expected, ["nDCG@10", "nDCG"])
+
+
+def test_grades_beyond_a_measures_limit_are_refused_before_anything_is_built(high_grades, tmp_path):
+    """ERR's scale ends at 4 (gdeval's, which refuses such qrels too) and an exponential gain is a finite
+    double up to grade 1023: a higher grade is an error naming the line, the grade, the measure and the
+    limit, and no model is built; the other measures of such qrels are computed."""
+    from rankhouse.errors import InputError
+
+    with Warehouse(":memory:") as wh, pytest.raises(InputError) as refused:
+        evaluate(wh, high_grades / "qrels", [high_grades / "run"], ["nDCG@10", "ERR@10"])
+    message = str(refused.value)
+    assert message.startswith(f"{high_grades / 'qrels'}:4: grade 100 is above 4, the highest grade ERR@10 takes")
+    with Warehouse(":memory:") as wh:
+        with pytest.raises(InputError):
+            evaluate(wh, high_grades / "qrels", [high_grades / "run"], ["ERR"])
+        assert not wh.table_exists("models.measure_requests") and not wh.table_exists("models.measure_err")
+    huge = tmp_path / "qrels"
+    huge.write_text("1 0 d00 1\n1 0 d01 1024\n")
+    with Warehouse(":memory:") as wh, pytest.raises(InputError, match=r":2: grade 1024 is above 1023, the highest "
+                                                    r"grade nDCG\(dcg=exp-log2\)@10 takes"):  # fmt: skip
+        evaluate(wh, huge, [high_grades / "run"], ["nDCG(dcg=exp-log2)@10"])
+    assert rankhouse_per_query(huge, high_grades / "run", ["nDCG@10"])["1"]["nDCG@10"] >= 0
+
+
 # trec_eval 10's own expected outputs: every measure rankhouse implements, per query and `all`.
 TREC_EVAL_NAMES = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",

@@ -32,14 +32,17 @@ SHARED_MODELS = [
     "run_ranking", "rankings", "judgments", "judged_ranking", "ideal_ranking", "evaluated_queries",
     "relevant_counts", "retrieved_counts", "query_subsets", "measure_requests", "query_measures", "run_measures",
 ]  # fmt: skip
-FAMILY_JOIN = re.compile(r"JOIN models\.measure_requests AS m ON m\.family (?:= '(\w+)'|IN \(([^)]*)\))")
+FAMILY_JOIN = re.compile(
+    r"models\.measure_requests(?: AS m)?\s+(?:ON|WHERE) (?:m\.)?family (?:= '(\w+)'|IN \(([^)]*)\))"
+)
 MACRO_COMMENT = re.compile(r"\{#-?(?P<comment>(?:(?!#\}).)*?)-?#\}\s*\{%-? macro (?P<name>\w+)\(", re.DOTALL)
 MARKDOWN_START = re.compile(r"^(?:[-+*>#|]|\d+[.)])(?:\s|$)")  # a line that Markdown would read as a block
 
 
 def families_by_model(models: dict[str, Model]) -> dict[str, list[str]]:
     """Per measure model (models/metrics/measure_*.sql), the registry families it computes: those its SQL joins
-    from measure_requests (`m.family = 'P'`, `m.family IN ('AP', 'GMAP')`), in registry order."""
+    or selects from measure_requests (`ON m.family = 'P'`, `WHERE family IN ('nDCG', 'nDCG_exp')`), in
+    registry order."""
     found: dict[str, list[str]] = {}
     for name, model in sorted(models.items()):
         if model.group != "metrics" or not name.startswith("measure_"):
