@@ -1,21 +1,21 @@
 -- name: bootstrap_replicates
--- version: 2
+-- version: 1
 -- stage: evaluate
 -- grain: study, subset, contrast, measure, replicate
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, replicate, draws, plan, plan_units, resampled); unique_grain
 -- parameters: bootstrap_plan = "", contrasts = [], contrast_measures = [], resample = "drop"
--- parity: within(mean 1e-12, units 100): the mean and the exact sum of up to 100 draws of
---   paired_differences' d and tie_units, each within its tolerance (see there)
--- description: The paired bootstrap's replicates, for each contrast [a, b] of `contrasts` and each measure of
---   `contrast_measures`, over each query subset: per replicate r of the stored, seeded plan (raw.resample_plans: draws
---   of query positions with replacement), the mean d*_r of the per-query differences (paired_differences) over the
---   draws: their exact sum in 1e-17 units over draws, the draws with a difference (the statistics macro mean_of_units);
---   and units, the exact sum of their 1e-12 units (tie_units, in which equal differences are equal), which
---   paired_bootstrap_tests compares. The subset rule is the parameter `resample`: "drop" resamples every judged query
---   from the plan `bootstrap_plan` and a subset drops the draws outside it; "within" resamples each subset from its own
---   plan `<bootstrap_plan>/<subset>`, drawn over its own queries. plan_units is the plan's draws per replicate,
---   resampled the number of queries the plan resamples (equal for a plan made for these queries: paired_bootstrap
---   checks). Read by paired_bootstrap (the percentile interval) and paired_bootstrap_tests (the p-value).
+-- parity: within(mean 1e-12, units 10000000): the mean and the exact sum of up to 100 draws of
+--   paired_differences' d and units, each within its tolerance (see there)
+-- description: The paired bootstrap's replicates, for each contrast [a, b] of `contrasts` and each
+--   measure of `contrast_measures`, over each query subset: per replicate r of the stored, seeded plan
+--   (raw.resample_plans: draws of query positions with replacement), the mean d*_r of the per-query
+--   differences (paired_differences) over the draws: units, their exact sum in 1e-17 units, over draws,
+--   the draws with a difference (the statistics macro mean_of_units). The subset rule is the parameter
+--   `resample`: "drop" resamples every judged query from the plan `bootstrap_plan` and a subset drops
+--   the draws outside it; "within" resamples each subset from its own plan `<bootstrap_plan>/<subset>`,
+--   drawn over its own queries. plan_units is the plan's draws per replicate, resampled the number of
+--   queries the plan resamples (equal for a plan made for these queries: paired_bootstrap checks).
+--   Read by paired_bootstrap (the percentile interval) and paired_bootstrap_tests (the p-value).
 {%- set columns = [] %}
 {%- for a, b in contrasts %}{% for measure in contrast_measures %}
 {%- set _ = columns.append((a, b, measure)) %}
@@ -34,7 +34,7 @@ replicates AS (
         p.replicate,
         {%- for column in columns %}
         {{ mean_of_units('m.d' ~ loop.index) }} AS mean{{ loop.index }},
-        {{ tie_sum('m.t' ~ loop.index) }} AS units{{ loop.index }},
+        {{ units_sum('m.d' ~ loop.index) }} AS units{{ loop.index }},
         count(m.d{{ loop.index }}) AS draws{{ loop.index }}
         {{- "," if not loop.last }}
         {%- endfor %}

@@ -1,21 +1,16 @@
 -- name: paired_differences
--- version: 3
+-- version: 2
 -- stage: evaluate
 -- grain: study, subset, contrast, measure, query
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, query, study_position, subset_position, study_queries, subset_queries); unique_grain
 -- parameters: contrasts = [], contrast_measures = []
--- parity: within(difference 1e-12, units 100000, tie_units 1): d = value(a) - value(b) of two doubles that the
---   engines give within 1e-12 relative (a sum's order) may differ by 1e-16 when they are equal (0 on one,
---   2^-53 on the other), so d within 1e-12 absolute (measures of at most 1), its whole 1e-17 units within
---   1e5, and its 1e-12 units within 1 (the same but where two such doubles round either side of a half unit)
+-- parity: within(difference 1e-12, units 100000): d = value(a) - value(b) of two doubles that the engines
+--   give within 1e-12 relative (a sum's order) may differ by 1e-16 when they are equal (0 on one, 2^-53
+--   on the other), so d within 1e-12 absolute (measures of at most 1), and its whole 1e-17 units within 1e5
 -- description: The per-query paired differences every paired test and interval reads (paired_bootstrap,
 --   paired_t_tests, paired_randomization_tests): for each contrast [a, b] of `contrasts` and each
 --   measure of `contrast_measures`, on each query of each subset, d = value(a) - value(b) from
---   query_measures; d in whole 1e-17 units (units, the statistics macro `units`), whose sums are exact
---   (the means and intervals); and d in whole 1e-12 units (tie_units, the statistics macro `tie_units`),
---   in which equal differences of a measure's exact values are equal numbers (P@10's 0.3 - 0.2 and
---   0.2 - 0.1, 9999999999999998 and 10000000000000000 units of 1e-17, are 100000000000 of these): the
---   sums the paired tests compare for ties (paired_randomization_tests, paired_bootstrap_tests).
+--   query_measures, and d in whole 1e-17 units (the statistics macro `units`), whose sums are exact.
 --   d is NULL where either value is missing or undefined (every test leaves it out); a query appears
 --   if the study has any per-query value for it. study_position is the query's 0-based position in the
 --   study's query order among all judged queries (what a plan over the study's queries indexes),
@@ -77,14 +72,12 @@ SELECT
     s.study_queries,
     p.subset_queries,
     d.difference,
-    {{ units("d.difference") }} AS units,
-    {{ tie_units("d.difference") }} AS tie_units
+    {{ units("d.difference") }} AS units
 FROM positions AS p
 JOIN study_positions AS s ON s.study = p.study AND s.query = p.query
 JOIN differences AS d ON d.study = p.study AND d.query = p.query
 {%- else -%}
 {{ no_rows({"study": "VARCHAR", "subset": "VARCHAR", "system_a": "VARCHAR", "system_b": "VARCHAR", "contrast": "VARCHAR",
             "measure": "VARCHAR", "query": "VARCHAR", "study_position": "BIGINT", "subset_position": "BIGINT",
-            "study_queries": "BIGINT", "subset_queries": "BIGINT", "difference": "DOUBLE", "units": "BIGINT",
-            "tie_units": "BIGINT"}) }}
+            "study_queries": "BIGINT", "subset_queries": "BIGINT", "difference": "DOUBLE", "units": "BIGINT"}) }}
 {%- endif %}

@@ -9,16 +9,15 @@
 --   paired_differences, over each query subset: under the null hypothesis that the two systems are
 --   exchangeable on every query, each difference d_i is as likely to be -d_i. Replicate r of the
 --   stored, seeded plan `permutation_plan` (raw.permutation_plans) multiplies d_i by its sign s_ri and
---   sums: S*_r = sum s_ri d_i, against the observed S = sum d_i (both exact sums of the differences in
---   1e-12 units, tie_units of paired_differences, in which equal differences of a measure's values are
---   equal: P@10's 0.3 - 0.2 and 0.2 - 0.1 both 1e11). Two-sided, the replicates at least as extreme
---   are those with |S*_r| >= |S|; a tie (|S*_r| = |S| exactly, in those units) counts as at least as
---   extreme: discrete measures (P@k, Success@k, R@k) tie often. With R
+--   sums: S*_r = sum s_ri d_i, against the observed S = sum d_i (both exact sums of the doubles, in 1e-17
+--   units: the differences' units of paired_differences). Two-sided, the replicates at least as extreme
+--   are those with |S*_r| >= |S|, a tie counting as at least as extreme: compared at 1e-12 per difference
+--   (the statistics macro tie_margin, far above a double's rounding error), so that sums whose exact
+--   values are equal tie, as they often do for discrete measures (P@k, Success@k, R@k). With R
 --   replicates, p = (1 + extreme) / (1 + R): the observed assignment counts as one of the R + 1
 --   (Phipson and Smyth 2010, "Permutation p-values should never be zero"; Davison and Hinkley 1997,
 --   ch. 4), so p is never below 1 / (R + 1). Every replicate flips the same n differences, so comparing
---   sums compares means; mean is the mean difference (exact, from the 1e-17 units, as paired_bootstrap's).
---   The subset rule is the parameter `resample`:
+--   sums compares means; mean is S / n (exact, as paired_bootstrap's). The subset rule is the parameter `resample`:
 --   "drop" uses the plan's signs of the subset's queries (a subset of independent flips is itself a
 --   sign-flip plan), "within" the plan `<permutation_plan>/<subset>` over the subset's own positions.
 --   plan_units (the plan's signs per replicate) must equal the queries the plan covers (plan_excess 0).
@@ -28,7 +27,7 @@
 {%- endfor %}{% endfor %}
 {% if columns -%}
 -- Each subset's queries, the plan that flips them, their position in it, how many it covers, and
--- their differences in units (d<i>) and tie units (t<i>), per contrast and measure.
+-- their differences in units, one column per contrast and measure.
 WITH members AS (
     {{ plan_members(permutation_plan, resample, columns) | indent(4) }}
 ),
@@ -40,8 +39,8 @@ observed AS (
         max(plan) AS plan,
         max(plan_queries) AS covered,
         {%- for column in columns %}
-        {{ tie_sum('t' ~ loop.index) }} AS s{{ loop.index }},
-        count(t{{ loop.index }}) AS n{{ loop.index }},
+        CAST(sum(d{{ loop.index }}) AS DECIMAL(38, 0)) AS s{{ loop.index }},
+        count(d{{ loop.index }}) AS n{{ loop.index }},
         {{ mean('d' ~ loop.index ~ ' / 1e17') }} AS mean{{ loop.index }}
         {{- "," if not loop.last }}
         {%- endfor %}
@@ -55,7 +54,7 @@ flipped_sums AS (
         m.subset,
         p.replicate,
         {%- for column in columns %}
-        {{ tie_sum('p.sign * m.t' ~ loop.index) }} AS s{{ loop.index }}
+        CAST(sum(p.sign * m.d{{ loop.index }}) AS DECIMAL(38, 0)) AS s{{ loop.index }}
         {{- "," if not loop.last }}
         {%- endfor %}
     FROM models.permutation_plans AS p
@@ -81,7 +80,10 @@ tests AS (
         max(o.mean{{ loop.index }}) AS mean,
         max(o.n{{ loop.index }}) AS queries,
         count(*) AS replicates,
-        sum(CASE WHEN abs(f.s{{ loop.index }}) >= abs(o.s{{ loop.index }}) THEN 1 ELSE 0 END) AS extreme
+        sum(CASE
+            WHEN abs(f.s{{ loop.index }}) >= abs(o.s{{ loop.index }}) - {{ tie_margin('o.n' ~ loop.index) }} THEN 1
+            ELSE 0
+        END) AS extreme
     FROM flipped_sums AS f
     JOIN observed AS o ON o.study = f.study AND o.subset = f.subset
     WHERE o.n{{ loop.index }} > 0

@@ -1,12 +1,11 @@
 {#- How the stored, seeded plans (resample_plans, permutation_plans) index a study's queries. -#}
 
-{#- Each subset's queries in paired_differences, one row per (study, subset, query): the plan that resamples or
-    flips them, their item (position) in it, plan_queries (how many queries that plan is drawn over) and per
-    (contrast, measure) of `columns` two columns: d<i>, the difference in 1e-17 units (exact sums and means), and
-    t<i>, in 1e-12 units (the statistics macro tie_units: equal differences equal, for the tests' comparisons). The
-    subset rule `resample`: "drop" uses the plan `plan` over all the study's judged queries (study_position), so a
-    subset keeps the plan's draws of its own queries; "within" uses the plan `<plan>/<subset>`, drawn over the
-    subset's own queries (subset_position). -#}
+{#- Each subset's queries in paired_differences, one row per (study, subset, query): the plan that
+    resamples or flips them, their item (position) in it, plan_queries (how many queries that plan is
+    drawn over) and one column d<i> per (contrast, measure) of `columns`, the difference in 1e-17
+    units. The subset rule `resample`: "drop" uses the plan `plan` over all the study's judged queries
+    (study_position), so a subset keeps the plan's draws of its own queries; "within" uses the plan
+    `<plan>/<subset>`, drawn over the subset's own queries (subset_position). -#}
 {% macro plan_members(plan, resample, columns) -%}
 SELECT
     study,
@@ -23,9 +22,7 @@ SELECT
     {%- endif %}
     {%- for a, b, measure in columns %}
     max(CASE WHEN system_a = {{ a | literal }} AND system_b = {{ b | literal }} AND measure = {{ measure | literal }}
-        THEN units END) AS d{{ loop.index }},
-    max(CASE WHEN system_a = {{ a | literal }} AND system_b = {{ b | literal }} AND measure = {{ measure | literal }}
-        THEN tie_units END) AS t{{ loop.index }}
+        THEN units END) AS d{{ loop.index }}
     {{- "," if not loop.last }}
     {%- endfor %}
 FROM models.paired_differences

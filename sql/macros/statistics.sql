@@ -49,24 +49,16 @@ sum(CAST({{ units }} AS DECIMAL(38, 0)))
 CAST({{ units_sum(units) }} AS DOUBLE) / 1e17 / count({{ units }})
 {%- endmacro %}
 
-{#- Values compared for ties (the paired tests compare sums of differences: |S*| >= |S|): a value as a
-    whole number of 1e-12 units (a BIGINT, so |value| < 9.2e6), summed exactly with units_sum. A
-    measure's double is its exact value rounded, with an error up to about 2e-16 for a difference of
-    two values up to 1, so in 1e-17 units equal differences become unequal numbers (0.2 - 0.1 is
-    10000000000000000 of them, 0.3 - 0.2 9999999999999998). A 1e-12 unit is four thousand times that
-    error: a difference that is a fraction p/q with q dividing 10^12 (P@k at k = 1, 2, 4, 5, 10, 20, 100,
-    1000, Success@k, Top-1, the counts) is a whole number of them, and any other fraction is a whole
-    number or at least 1/(2q) of a unit away from a rounding boundary, so equal differences with q <
-    2,000 (P@k at any k below 2,000, R@k on a query with fewer than 2,000 relevant documents, RR at ranks
-    whose product is below 2,000) always get equal units. Two different values closer than 1e-12 may
-    get equal units: a tie counted as at least as extreme, never fewer. tie_sum sums them exactly, as
-    a DECIMAL(38, 0): DuckDB sums BIGINTs into a HUGEINT, Spark into a BIGINT, exact up to 9.2e18 units
-    (values adding up to 9.2 million; beyond, Spark's ANSI mode stops on the overflow), and summing
-    BIGINTs is a third faster than summing DECIMALs (units_sum) over a bootstrap's millions of draws. -#}
-{% macro tie_units(value) -%}
-CAST(round(({{ value }}) * 1e12) AS BIGINT)
-{%- endmacro %}
-
-{% macro tie_sum(units) -%}
-CAST(sum({{ units }}) AS DECIMAL(38, 0))
+{#- Sums compared for ties (the paired tests: |S*| >= |S|). A measure's double is its exact value rounded,
+    with an error below 2e-16 for a value up to 1 (one division), so two sums of n differences in 1e-17
+    units (units_sum: exact sums of the doubles) whose exact values are equal can differ by a few units per
+    difference: P@10's 0.3 - 0.2 is 9999999999999998 units, 0.2 - 0.1 10000000000000000, and R@10's
+    2/3 - 1/3 - 1/3 is not 0 in any units of rounded values. So the tests compare at a resolution well
+    above a double's noise: a sum within tie_margin(n), 1e-12 per difference (100000 units, some 5,000
+    times the error), of the observed one counts as equal, exactly as a tie of the exact values would.
+    Two exact sums that truly differ by less than that count as tied too (never fewer extreme
+    replicates): the sums of P@k differ by multiples of 1/k, of Success@k by whole numbers, of R@k by
+    multiples of 1 / lcm of the queries' relevant counts, each far above 1e-12 per difference there. -#}
+{% macro tie_margin(differences) -%}
+CAST({{ differences }} AS DECIMAL(38, 0)) * 100000
 {%- endmacro %}
