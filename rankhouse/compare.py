@@ -288,7 +288,9 @@ def compared_measures(specs: list[str] | None) -> list[Measure]:
     measures = {}
     for m in parse_measures(specs):
         if m.canonical == RUNID or m.aggregate != "mean":
-            kind = "a run's name" if m.canonical == RUNID else f"aggregated over queries as a {m.aggregate}"
+            kind = {RUNID: "a run's name", "text": "a string per query"}.get(
+                m.canonical if m.canonical == RUNID else m.aggregate, f"aggregated over queries as a {m.aggregate}"
+            )
             raise RankhouseError(
                 f"measure {m.label} is {kind}: compare tests means of per-query values (e.g. AP, nDCG@10, P@10)"
             )

@@ -47,9 +47,11 @@ from rankhouse.measures import (
     GRADE_LIMITS,
     RUNID,
     SUMMARY_ONLY,
+    TEXT,
     Measure,
     format_value,
     parse_measures,
+    text_models,
 )
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
@@ -133,7 +135,7 @@ class EvalResult:
             if per_query:
                 for qid, values in sorted(self.per_query[run].items()):
                     out += [(run, m, qid, values[m.label]) for m in self.measures if m.label in values]
-            out += [(run, m, "all", self.summary[run][m.label]) for m in self.measures]
+            out += [(run, m, "all", self.summary[run][m.label]) for m in self.measures if m.family not in TEXT]
         return out
 
     def as_dict(self, per_query: bool = False, places: int | None = None) -> dict:
@@ -168,22 +170,24 @@ class EvalResult:
         return self._table(output_format, PLACES if places is None else places)
 
     def _table(self, output_format: str, places: int) -> str:
-        """The runs x measures table of the `all` rows, in markdown or LaTeX."""
-        header = ["run", *(m.label for m in self.measures)]
-        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in self.measures)] for run in self.runs]
+        """The runs x measures table of the `all` rows, in markdown or LaTeX (a per-query string, relstring,
+        has none)."""
+        shown = [m for m in self.measures if m.family not in TEXT]
+        header = ["run", *(m.label for m in shown)]
+        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in shown)] for run in self.runs]
         if output_format == "markdown":
 
             def line(cells: Iterable[str]) -> str:
                 return "| " + " | ".join(c.replace("\\", "\\\\").replace("|", "\\|") for c in cells) + " |"
 
-            align = "| --- |" + " ---: |" * len(self.measures)
+            align = "| --- |" + " ---: |" * len(shown)
             return "\n".join([line(header), align, *(line(row) for row in body)]) + "\n"
 
         def row(cells: Iterable[str]) -> str:
             return " & ".join("".join(LATEX_SPECIAL.get(c, c) for c in cell) for cell in cells) + r" \\"
 
         return "\n".join([
-            r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule", row(header), r"\midrule",
+            r"\begin{tabular}{l" + "r" * len(shown) + "}", r"\toprule", row(header), r"\midrule",
             *(row(cells) for cells in body), r"\bottomrule", r"\end{tabular}",
         ]) + "\n"  # fmt: skip
 
@@ -238,9 +242,10 @@ def compute_measures(
     (DuckDB by default; a SparkEngine computes the portable ones on Spark)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
     params = {**options.parameters(), "measures": canonical or ["NumQ"]}
-    project = Project.load(params=params, closure=[MEASURE_TARGETS.strip("+")])
+    targets = [MEASURE_TARGETS.strip("+"), *text_models(measures)]  # a string per query (relstring) on its own
+    project = Project.load(params=params, closure=targets)
     runner = Runner(wh, project, params, engine=engine)
-    return runner.run(project.select(MEASURE_TARGETS), progress=progress)
+    return runner.run(project.select(" ".join(f"+{t}" for t in targets)), progress=progress)
 
 
 def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per_query: bool = True) -> EvalResult:
@@ -260,6 +265,10 @@ def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per
     per_query_rows = wh.sql(
         "SELECT system, query, measure, value FROM models.query_measures WHERE list_contains(?, system)", [run_ids]
     ) if per_query else []  # fmt: skip
+    for model in text_models(measures) if per_query else []:
+        per_query_rows += wh.sql(
+            f"SELECT system, query, measure, value FROM models.{model} WHERE list_contains(?, system)", [run_ids]
+        )
     for run, qid, measure, value in per_query_rows:
         for m in by_canonical.get(measure, []):
             if m.family not in SUMMARY_ONLY:

@@ -51,7 +51,8 @@ def eval_command(
         typer.Option(
             "--measure",
             "-m",
-            help="Measure, ir_measures (nDCG@10) or trec_eval (ndcg_cut.10) name; repeatable, or "
+            help="Measure, ir_measures (nDCG@10, RBP(p=0.8)) or trec_eval (ndcg_cut.10, rbp.p=0.8, "
+            "utility.2,-1,0,0) name, or a trec_eval group (official, all_trec, set); repeatable, or "
             "comma-separated. Default: trec_eval's default set.",
         ),
     ] = None,

@@ -32,6 +32,11 @@ CAST(sum(CAST({{ value }} AS DECIMAL(38, 24))) AS DOUBLE) / count({{ value }})
 CAST(sum(CAST({{ value }} AS DECIMAL(38, 24))) AS DOUBLE)
 {%- endmacro %}
 
+{#- The same exact sum over a window (a running sum: `window` is the OVER clause's text). -#}
+{% macro running_exact_sum(value, window) -%}
+CAST(sum(CAST({{ value }} AS DECIMAL(38, 24))) OVER ({{ window }}) AS DOUBLE)
+{%- endmacro %}
+
 {#- The same, fast, for the millions of additions of a bootstrap: a value as a whole number of 1e-17
     units (a BIGINT, so |value| < 92; a larger one stops the build with a conversion error), the exact
     sum of such units as a DECIMAL(38, 0) (DuckDB sums BIGINTs into a HUGEINT, Spark into a BIGINT,
