@@ -152,7 +152,7 @@ class EvalResult:
         """The whole output in one of FORMATS (defined in this module's docstring), ending in a newline."""
         check_output(output_format, per_query, places)
         if output_format == "text":
-            return "\n".join(self.lines(per_query, PLACES if places is None else places)) + "\n"
+            return "".join(line + "\n" for line in self.lines(per_query, PLACES if places is None else places))
         if output_format == "json":
             return json.dumps(self.as_dict(per_query, places), indent=2) + "\n"
         if output_format == "jsonl":
@@ -241,7 +241,9 @@ def compute_measures(
     """Run the measure models over every run loaded in the warehouse (the gate must be open), on `engine`
     (DuckDB by default; a SparkEngine computes the portable ones on Spark)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
-    params = {**options.parameters(), "measures": canonical or ["NumQ"]}
+    if all(m.family in TEXT for m in measures if m.canonical != RUNID):
+        canonical.append("NumQ")  # query_measures holds a row per query even when only strings are asked for
+    params = {**options.parameters(), "measures": canonical}
     targets = [MEASURE_TARGETS.strip("+"), *text_models(measures)]  # a string per query (relstring) on its own
     project = Project.load(params=params, closure=targets)
     runner = Runner(wh, project, params, engine=engine)
