@@ -88,7 +88,7 @@ FAMILIES = {
         Family("Rndcg", "none", "mean", "nDCG averaged at the R levels of the ideal ranking (trec_eval Rndcg)",
                "measure_rndcg", ("gains",)),
         Family("relative_P", "required", "mean", "relevant in the first k over min(k, R) (trec_eval relative_P)",
-               "measure_precision"),
+               "measure_relative_p"),
         Family("SetP", "none", "mean", "relevant retrieved over retrieved (trec_eval set_P); SetP(relative=True): "
                "over min(retrieved, R) (set_relative_P)", "measure_set", ("relative",)),
         Family("SetR", "none", "mean", "relevant retrieved over relevant (trec_eval set_recall)", "measure_set"),

@@ -68,8 +68,10 @@ def events(stderr: str) -> list[dict]:
     return [json.loads(line) for line in stderr.splitlines()]
 
 
-# trec_sample's prepare models whose protocol parameters differ from the models' defaults (its measures)
+# trec_sample's prepare models whose protocol parameters differ from the models' defaults (its measures),
+# and the models that read only them (each with the one it reads): skipped with them
 FROZEN_WITH_OTHER_PARAMETERS = {"measure_requests"}
+READING_FROZEN = {"measure_parameters": "measure_requests"}
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +98,9 @@ def test_run_in_a_trec_sample_warehouse_builds_what_it_holds_and_skips_the_rest(
             assert "this warehouse holds study trec_sample" in skipped[name], name
         elif name in FROZEN_WITH_OTHER_PARAMETERS:
             assert skipped[name].startswith(f"{name} would be rebuilt with the models' defaults"), name
+        elif name in READING_FROZEN:
+            assert skipped[name].startswith(f"{READING_FROZEN[name]} would be rebuilt with the models' defaults")
+            assert "and so would the models reading them" in skipped[name], name
         else:
             assert name in ran, name
     evidence = [n for n, m in project.models.items() if m.group == "evidence" and n in skipped]

@@ -1,6 +1,6 @@
 -- name: measure_parameters
 -- version: 1
--- stage: prepare
+-- stage: evaluate
 -- grain: measure, position
 -- audits: not_null(measure, position, name, value); unique_grain
 -- description: The parameters of each requested measure that has any (measure_requests.parameters,

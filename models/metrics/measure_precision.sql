@@ -1,25 +1,19 @@
 -- name: measure_precision
--- version: 4
+-- version: 3
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
 -- description: P@k (trec_eval P.k): relevant documents among the first k, divided by k even when
 --   fewer than k were retrieved. P(rel=g)@k counts grades >= g as relevant instead of the
---   relevance level's (judged_ranking.relevant). relative_P@k (trec_eval relative_P.k) divides by
---   min(k, R) instead, R the query's relevant documents: the precision at k over the highest it can
---   reach (0 for a query without relevant documents).
+--   relevance level's (judged_ranking.relevant).
 SELECT
     e.study,
     e.system,
     e.query,
     m.measure,
-    CASE
-        WHEN m.family = 'P' THEN count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) / m.cutoff
-        WHEN e.num_rel > 0 THEN count(*) FILTER (WHERE j.relevant) / least(m.cutoff, e.num_rel)
-        ELSE 0
-    END AS value
+    count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) / m.cutoff AS value
 FROM models.evaluated_queries AS e
-JOIN models.measure_requests AS m ON m.family IN ('P', 'relative_P')
+JOIN models.measure_requests AS m ON m.family = 'P'
 LEFT JOIN models.judged_ranking AS j
     ON j.system = e.system AND j.query = e.query AND j.rank <= m.cutoff
-GROUP BY e.study, e.system, e.query, e.num_rel, m.measure, m.family, m.cutoff
+GROUP BY e.study, e.system, e.query, m.measure, m.cutoff
