@@ -25,6 +25,7 @@ from pathlib import Path
 from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, evaluate
 from rankhouse.loaders import LoadResult
+from rankhouse.loaders.trec import RunInput
 from rankhouse.measures import RUNID, Measure, parse_measures
 from rankhouse.progress import Progress
 from rankhouse.resample import store_permutation_plan, store_plan
@@ -287,7 +288,9 @@ def compared_measures(specs: list[str] | None) -> list[Measure]:
     measures = {}
     for m in parse_measures(specs):
         if m.canonical == RUNID or m.aggregate != "mean":
-            kind = "a run's name" if m.canonical == RUNID else f"aggregated over queries as a {m.aggregate}"
+            kind = {RUNID: "a run's name", "text": "a string per query"}.get(
+                m.canonical if m.canonical == RUNID else m.aggregate, f"aggregated over queries as a {m.aggregate}"
+            )
             raise RankhouseError(
                 f"measure {m.label} is {kind}: compare tests means of per-query values (e.g. AP, nDCG@10, P@10)"
             )
@@ -303,7 +306,7 @@ def judged_queries(wh: Warehouse) -> int:
 def compare(
     wh: Warehouse,
     qrels: str | Path,
-    runs: list[str | Path],
+    runs: list[str | Path | RunInput],
     measure_specs: list[str] | None,
     options: CompareOptions = CompareOptions(),
     on_load: Callable[[LoadResult], None] | None = None,
@@ -312,6 +315,7 @@ def compare(
 ) -> CompareResult:
     """Load `qrels` and `runs` into `wh`, compute the measures and the comparisons with the baseline on
     `engine` (DuckDB by default; a SparkEngine gives the same table: the plans are stored tables).
+    A run given as a string may be `NAME=PATH`, as for evaluation.evaluate; the baseline is a run's name.
 
     >>> with Warehouse(":memory:") as wh:  # doctest: +SKIP
     ...     print(compare(wh, "qrels.test", ["a.run", "b.run"], ["AP"]).text())
@@ -324,8 +328,6 @@ def compare(
         wh, qrels, list(runs), measure_specs, eval_options, on_load=on_load, progress=progress, engine=engine
     )
     names = evaluated.runs
-    if len(set(names)) < len(names):
-        raise RankhouseError(f"two runs have the same name ({', '.join(names)}): give each its own")
     baseline = options.baseline if options.baseline is not None else names[0]
     if baseline not in names:
         raise RankhouseError(f"the baseline {baseline!r} is not one of the runs: {', '.join(names)}")

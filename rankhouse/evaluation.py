@@ -37,11 +37,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import InputError, RankhouseError
 from rankhouse.loaders import LoadResult, load_qrels, load_run
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
-from rankhouse.measures import COUNTS, RUNID, SUMMARY_ONLY, Measure, format_value, parse_measures
+from rankhouse.measures import (
+    COUNTS,
+    FAMILIES,
+    GRADE_LIMITS,
+    RUNID,
+    SUMMARY_ONLY,
+    TEXT,
+    Measure,
+    format_value,
+    parse_measures,
+    text_models,
+)
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -124,7 +135,7 @@ class EvalResult:
             if per_query:
                 for qid, values in sorted(self.per_query[run].items()):
                     out += [(run, m, qid, values[m.label]) for m in self.measures if m.label in values]
-            out += [(run, m, "all", self.summary[run][m.label]) for m in self.measures]
+            out += [(run, m, "all", self.summary[run][m.label]) for m in self.measures if m.family not in TEXT]
         return out
 
     def as_dict(self, per_query: bool = False, places: int | None = None) -> dict:
@@ -141,7 +152,7 @@ class EvalResult:
         """The whole output in one of FORMATS (defined in this module's docstring), ending in a newline."""
         check_output(output_format, per_query, places)
         if output_format == "text":
-            return "\n".join(self.lines(per_query, PLACES if places is None else places)) + "\n"
+            return "".join(line + "\n" for line in self.lines(per_query, PLACES if places is None else places))
         if output_format == "json":
             return json.dumps(self.as_dict(per_query, places), indent=2) + "\n"
         if output_format == "jsonl":
@@ -159,22 +170,24 @@ class EvalResult:
         return self._table(output_format, PLACES if places is None else places)
 
     def _table(self, output_format: str, places: int) -> str:
-        """The runs x measures table of the `all` rows, in markdown or LaTeX."""
-        header = ["run", *(m.label for m in self.measures)]
-        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in self.measures)] for run in self.runs]
+        """The runs x measures table of the `all` rows, in markdown or LaTeX (a per-query string, relstring,
+        has none)."""
+        shown = [m for m in self.measures if m.family not in TEXT]
+        header = ["run", *(m.label for m in shown)]
+        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in shown)] for run in self.runs]
         if output_format == "markdown":
 
             def line(cells: Iterable[str]) -> str:
                 return "| " + " | ".join(c.replace("\\", "\\\\").replace("|", "\\|") for c in cells) + " |"
 
-            align = "| --- |" + " ---: |" * len(self.measures)
+            align = "| --- |" + " ---: |" * len(shown)
             return "\n".join([line(header), align, *(line(row) for row in body)]) + "\n"
 
         def row(cells: Iterable[str]) -> str:
             return " & ".join("".join(LATEX_SPECIAL.get(c, c) for c in cell) for cell in cells) + r" \\"
 
         return "\n".join([
-            r"\begin{tabular}{l" + "r" * len(self.measures) + "}", r"\toprule", row(header), r"\midrule",
+            r"\begin{tabular}{l" + "r" * len(shown) + "}", r"\toprule", row(header), r"\midrule",
             *(row(cells) for cells in body), r"\bottomrule", r"\end{tabular}",
         ]) + "\n"  # fmt: skip
 
@@ -228,10 +241,13 @@ def compute_measures(
     """Run the measure models over every run loaded in the warehouse (the gate must be open), on `engine`
     (DuckDB by default; a SparkEngine computes the portable ones on Spark)."""
     canonical = list(dict.fromkeys(m.canonical for m in measures if m.canonical != RUNID))
-    params = {**options.parameters(), "measures": canonical or ["NumQ"]}
-    project = Project.load(params=params, closure=[MEASURE_TARGETS.strip("+")])
+    if all(m.family in TEXT for m in measures if m.canonical != RUNID):
+        canonical.append("NumQ")  # query_measures holds a row per query even when only strings are asked for
+    params = {**options.parameters(), "measures": canonical}
+    targets = [MEASURE_TARGETS.strip("+"), *text_models(measures)]  # a string per query (relstring) on its own
+    project = Project.load(params=params, closure=targets)
     runner = Runner(wh, project, params, engine=engine)
-    return runner.run(project.select(MEASURE_TARGETS), progress=progress)
+    return runner.run(project.select(" ".join(f"+{t}" for t in targets)), progress=progress)
 
 
 def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per_query: bool = True) -> EvalResult:
@@ -251,6 +267,10 @@ def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per
     per_query_rows = wh.sql(
         "SELECT system, query, measure, value FROM models.query_measures WHERE list_contains(?, system)", [run_ids]
     ) if per_query else []  # fmt: skip
+    for model in text_models(measures) if per_query else []:
+        per_query_rows += wh.sql(
+            f"SELECT system, query, measure, value FROM models.{model} WHERE list_contains(?, system)", [run_ids]
+        )
     for run, qid, measure, value in per_query_rows:
         for m in by_canonical.get(measure, []):
             if m.family not in SUMMARY_ONLY:
@@ -281,6 +301,23 @@ def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
     if unjudged:
         names = ", ".join(sorted(r[0] for r in unjudged))
         raise RankhouseError(f"no query of run {names} has qrels: nothing to evaluate (wrong qrels file?)")
+
+
+def check_grades(wh: Warehouse, qrels: str | Path, measures: list[Measure]) -> None:
+    """Refuse qrels (gate.qrels, loaded from `qrels`) with a grade above what a requested measure takes
+    (measures.GRADE_LIMITS), before any model is built: the message names the line, the grade, the
+    measure and its limit."""
+    for m in measures:
+        if m.family not in GRADE_LIMITS:
+            continue
+        limit, why = GRADE_LIMITS[m.family]
+        if isinstance(limit, str):  # a parameter of the family's model: its default
+            model = FAMILIES[m.family].model
+            limit = Project.load(closure=[model]).models[model].parameters[limit]
+        above = wh.sql("SELECT line, rel FROM gate.qrels WHERE rel > ? ORDER BY rel DESC, line LIMIT 1", [limit])
+        if above:
+            line, grade = above[0]
+            raise InputError(qrels, line, f"grade {grade} is above {limit}, the highest grade {m.label} takes", why)
 
 
 def load_inputs(
@@ -330,6 +367,7 @@ def evaluate(
         for result in loaded:
             on_load(result)
     wh.open_gate()
+    check_grades(wh, qrels, measures)
     if not options.complete:
         _require_judged_queries(wh, run_ids)
     compute_measures(wh, measures, options, progress, engine)

@@ -95,7 +95,21 @@ def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int
     """
     signs = sign_flips(units, replicates, seed)
     spec = {"kind": "sign_flip", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    columns = _plan_table(replicates, units, "item", sign=signs)
+    return store_signs(wh, plan, signs, spec)
+
+
+@writes_inputs
+def store_signs(wh: Warehouse, plan: str, signs: np.ndarray, spec: dict) -> LoadResult:
+    """Make (or keep, if identical) the sign-flip plan `plan` of the [replicates, units] signs (+1 or -1)
+    `signs`, made as `spec` says (recorded with the plan's SHA-256), in raw.permutation_plans.
+
+    >>> every = 1 - 2 * ((np.arange(8)[:, None] >> np.arange(3)) & 1)  # all 2^3 sign vectors  # doctest: +SKIP
+    >>> store_signs(wh, "exact", every.astype(np.int8), {"kind": "every sign vector", "units": 3})  # doctest: +SKIP
+    """
+    signs = np.ascontiguousarray(signs, dtype=np.int8)
+    if signs.ndim != 2 or not np.isin(signs, (-1, 1)).all():
+        raise RankhouseError(f"a sign-flip plan is a [replicates, units] array of +1 and -1, not {signs.shape!r}")
+    columns = _plan_table(signs.shape[0], signs.shape[1], "item", sign=signs)
     return _store(wh, "raw.permutation_plans", plan, spec, signs, columns, "resample.sign_flip")
 
 

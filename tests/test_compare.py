@@ -10,6 +10,7 @@ import json
 import math
 import subprocess
 import sys
+from fractions import Fraction
 
 import duckdb
 import numpy as np
@@ -19,6 +20,7 @@ from scipy import special, stats
 
 from rankhouse.compare import CompareOptions, compare
 from rankhouse.errors import RankhouseError
+from rankhouse.measures import parse_measures
 from rankhouse.resample import sign_flips, store_permutation_plan
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -210,6 +212,8 @@ def synthetic_compare(root, test: str, replicates: int = 2000, seed: int = 5):
 
 
 def per_query(wh: Warehouse, system: str, measure: str) -> dict[str, float]:
+    """A system's per-query values of a measure (by any of its names: Top-1 is P@1)."""
+    measure = parse_measures([measure])[0].canonical
     rows = wh.sql("SELECT query, value FROM models.query_measures WHERE system = ? AND measure = ?", [system, measure])
     return dict(rows)
 
@@ -250,8 +254,9 @@ def test_randomization_test_equals_an_independent_implementation(synthetic):
             d = paired_units(wh, m)
             observed = abs(sum(d))
             flipped = [abs(sum(int(s) * u for s, u in zip(row, d))) for row in signs]
-            extreme = sum(1 for v in flipped if v >= observed)
-            tied += sum(1 for v in flipped if v == observed)
+            margin = 40 * 100000  # 1e-12 per difference, in 1e-17 units: sums this close are a tie
+            extreme = sum(1 for v in flipped if v >= observed - margin)
+            tied += sum(1 for v in flipped if abs(v - observed) <= margin)
             row = wh.sql("SELECT extreme, replicates, p_value FROM models.paired_randomization_tests "
                          "WHERE system_a = 'b' AND measure = ?", [m])[0]  # fmt: skip
             assert row == (extreme, 2000, (1 + extreme) / (1 + 2000))
@@ -270,8 +275,9 @@ def test_bootstrap_interval_and_test_equal_numpy_over_the_same_plan(synthetic):
             d = paired_units(wh, m)
             total = sum(d)
             sums = [sum(d[i] for i in row) for row in draws.tolist()]
-            # |mean* - mean| >= |mean| with the same n in every replicate: |U* - U| >= |U|, in integers
-            extreme = sum(1 for s in sums if abs(s - total) >= abs(total))
+            # |mean* - mean| >= |mean| with the same n in every replicate: |U* - U| >= |U|, in integers, a
+            # difference within 1e-12 of a mean (40 x 1e5 units of the sums) a tie
+            extreme = sum(1 for s in sums if abs(s - total) >= abs(total) - 40 * 100000)
             means = np.array([s / 1e17 / 40 for s in sums])
             low, high = np.quantile(means, [0.025, 0.975])
             got = result.differences["b"][m]
@@ -295,6 +301,149 @@ def test_same_inputs_give_the_same_p_values(synthetic):
     assert other_seed.as_dict() != result.as_dict()
     for wh, _ in [*first.values(), *again.values()]:
         wh.close()
+
+
+# -- ties: the measures that take few values, against exact rational arithmetic -------------------------
+
+TIED = ["P@10", "Success@3", "R@10", "Top-1", "AP"]
+
+
+def tied_runs(root, queries: int, seed: int, relevant: int | None = None) -> dict[str, dict[str, list[Fraction]]]:
+    """Graded qrels (30 documents a query, 3 to 9 of them relevant, or `relevant`) and runs `base`, `r1` and
+    `r2` (every document, distinct scores) of `queries` queries, written to `root`; returns each run's exact
+    values of P@10, Success@3, R@10 and Top-1 per query (qid order), as fractions computed here from the
+    files."""
+    rng = np.random.default_rng(seed)
+    qrels, runs = [], {"base": [], "r1": [], "r2": []}
+    exact: dict[str, dict[str, list[Fraction]]] = {run: {m: [] for m in TIED[:4]} for run in runs}
+    for q in range(queries):
+        size = relevant or int(rng.integers(3, 10))
+        relevant_docs = set(rng.choice(30, size=size, replace=False).tolist())
+        qrels += [f"q{q:03d} 0 d{d:02d} {int(rng.integers(1, 3)) if d in relevant_docs else 0}" for d in range(30)]
+        for name in runs:
+            order = rng.permutation(30).tolist()
+            runs[name] += [f"q{q:03d} Q0 d{d:02d} {r + 1} {100 - r} {name}" for r, d in enumerate(order)]
+            hits = [d in relevant_docs for d in order]
+            exact[name]["P@10"].append(Fraction(sum(hits[:10]), 10))
+            exact[name]["Success@3"].append(Fraction(int(any(hits[:3]))))
+            exact[name]["R@10"].append(Fraction(sum(hits[:10]), len(relevant_docs)))
+            exact[name]["Top-1"].append(Fraction(int(hits[0])))
+    (root / "qrels").write_text("\n".join(qrels) + "\n")
+    for name, lines in runs.items():
+        (root / name).write_text("\n".join(lines) + "\n")
+    return exact
+
+
+def whole(differences: list[Fraction]) -> np.ndarray:
+    """Exact differences as whole numbers of one common unit (1 / their denominators' lcm)."""
+    unit = math.lcm(*(d.denominator for d in differences))
+    return np.array([int(d * unit) for d in differences], dtype=np.int64)
+
+
+def flipped_counts(signs: np.ndarray, d: np.ndarray) -> tuple[int, int]:
+    """Over the sign vectors (rows), how many give |sum s_i d_i| >= |sum d_i|, and how many exactly =."""
+    observed = abs(int(d.sum()))
+    at_least = equal = 0
+    for chunk in range(0, len(signs), 20000):
+        sums = np.abs(signs[chunk : chunk + 20000].astype(np.int64) @ d)
+        at_least += int((sums >= observed).sum())
+        equal += int((sums == observed).sum())
+    return at_least, equal
+
+
+def every_sign_vector(units: int) -> np.ndarray:
+    """All 2^units sign vectors, row r's sign i -1 where bit i of r is set."""
+    return (1 - 2 * ((np.arange(2**units)[:, None] >> np.arange(units)) & 1)).astype(np.int8)
+
+
+@pytest.mark.parametrize("relevant", [None, 3], ids=["3 to 9 relevant", "3 relevant: R@10 in thirds"])
+def test_randomization_test_of_tied_measures_equals_the_exact_enumeration(tmp_path, monkeypatch, relevant):
+    """On 14 queries every one of the 2^14 sign vectors is the plan (compare's seeded plan replaced):
+    the randomization test is then exact, and its count of |S*| >= |S| must be the one of exact rational
+    arithmetic on the values computed here from the files (P@10's tenths, R@10's fractions of the
+    relevant documents, 0 and 1), ties included; AP's, on its exact doubles. Comparing the sums of the
+    differences' doubles exactly (as the test did before) gets P@10's count wrong; so would rounding each
+    difference to a coarser unit, for R@10's thirds (2/3 - 1/3 - 1/3 is not 0 in any rounded units)."""
+    from rankhouse import compare as compare_module
+    from rankhouse.resample import store_signs
+
+    n = 14
+    exact = tied_runs(tmp_path, n, seed=37, relevant=relevant)
+    every = every_sign_vector(n)
+
+    def every_flip(wh, plan, units, replicates, seed):  # noqa: ANN001, ARG001
+        assert units == n
+        return store_signs(wh, plan, every, {"kind": "every sign vector", "units": n})
+
+    monkeypatch.setattr(compare_module, "store_permutation_plan", every_flip)
+    with Warehouse(":memory:") as wh:
+        options = CompareOptions(baseline="base", test="randomization", replicates=2**n)
+        result = compare(wh, tmp_path / "qrels", [tmp_path / r for r in ("base", "r1", "r2")], TIED, options)
+        ties, wrong_before = 0, 0
+        for run in ("r1", "r2"):
+            for m in TIED:
+                if m == "AP":
+                    va, vb = per_query(wh, run, m), per_query(wh, "base", m)
+                    d = [Fraction(va[q]) - Fraction(vb[q]) for q in sorted(va)]
+                else:
+                    d = [a - b for a, b in zip(exact[run][m], exact["base"][m])]
+                    # the measure models give these values, as doubles
+                    assert [Fraction(v).limit_denominator(1000) for _, v in sorted(per_query(wh, run, m).items())] \
+                        == exact[run][m]  # fmt: skip
+                at_least, equal = flipped_counts(every, whole(d))
+                canonical = parse_measures([m])[0].canonical
+                row = wh.sql("SELECT extreme, replicates FROM models.paired_randomization_tests "
+                             "WHERE system_a = ? AND measure = ?", [run, canonical])[0]  # fmt: skip
+                assert row == (at_least, 2**n), (run, m)
+                # the exact permutation p-value is at_least / 2^n; the plan's p counts the observed once more
+                assert result.differences[run][m].p_value == (1 + at_least) / (1 + 2**n)
+                ties += equal - 2  # beyond the identity and its negation, which tie always
+                va, vb = per_query(wh, run, m), per_query(wh, "base", m)
+                before = np.array([units(va[q] - vb[q]) for q in sorted(va)], dtype=object)
+                old = sum(1 for row in every if abs(sum(int(s) * u for s, u in zip(row, before))) >= abs(sum(before)))
+                wrong_before += old != at_least
+        assert ties > 1000  # the discrete measures tie, often
+        assert wrong_before > 0
+
+
+def test_randomization_test_of_tied_measures_agrees_with_a_large_independent_sample(tmp_path):
+    """On 200 queries (the issue's set-up): over compare's own plan (10,000 seeded replicates) the count
+    is the exact one; and the p-value is within 4.5 standard errors of an independent sign-flip test of
+    200,000 flips (another seed), in exact integers."""
+    exact = tied_runs(tmp_path, 200, seed=2007)
+    with Warehouse(":memory:") as wh:
+        options = CompareOptions(baseline="base", test="randomization")
+        result = compare(wh, tmp_path / "qrels", [tmp_path / r for r in ("base", "r1", "r2")], TIED[:4], options)
+        plan = np.zeros((options.replicates, 200), dtype=np.int8)
+        for r, i, sign in wh.sql("SELECT replicate, item, sign FROM raw.permutation_plans"):
+            plan[r, i] = sign
+    independent = sign_flips(200, 200_000, 1_000_003)
+    for run in ("r1", "r2"):
+        for m in TIED[:4]:
+            d = whole([a - b for a, b in zip(exact[run][m], exact["base"][m])])
+            at_least, _ = flipped_counts(plan, d)
+            p = result.differences[run][m].p_value
+            assert p == (1 + at_least) / (1 + options.replicates), (run, m)
+            reference, _ = flipped_counts(independent, d)
+            q = reference / len(independent)
+            assert abs(p - q) <= 4.5 * math.sqrt(q * (1 - q) / options.replicates) + 1e-4, (run, m, p, q)
+
+
+def test_bootstrap_test_of_tied_measures_equals_exact_arithmetic(tmp_path):
+    """The bootstrap test's count of |d*_r - d| >= |d| over compare's plan, in exact rationals."""
+    exact = tied_runs(tmp_path, 60, seed=11)
+    with Warehouse(":memory:") as wh:
+        options = CompareOptions(baseline="base", test="bootstrap", replicates=4000)
+        result = compare(wh, tmp_path / "qrels", [tmp_path / r for r in ("base", "r1", "r2")], TIED[:4], options)
+        draws = np.zeros((options.replicates, 60), dtype=np.int64)
+        for r, k, i in wh.sql("SELECT replicate, draw, item FROM raw.resample_plans"):
+            draws[r, k] = i
+    for run in ("r1", "r2"):
+        for m in TIED[:4]:
+            d = whole([a - b for a, b in zip(exact[run][m], exact["base"][m])])
+            total, sums = int(d.sum()), d[draws].sum(axis=1)
+            extreme = int((np.abs(sums - total) >= abs(total)).sum())  # the same 60 draws: |U* - U| >= |U|
+            assert result.differences[run][m].p_value == (1 + extreme) / (1 + options.replicates), (run, m)
 
 
 # -- plans -------------------------------------------------------------------------------------------
@@ -396,6 +545,31 @@ def test_compare_usage_errors(args, message):
     done = rankhouse("compare", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", *measures, *args)
     assert done.returncode == 2
     assert done.stderr.startswith(message) and "Traceback" not in done.stderr
+
+
+def test_compare_takes_runs_as_name_equals_path(tmp_path):
+    """Two runs with one file name in two folders: refused unnamed (naming the fix), compared when named
+    NAME=PATH, the baseline by its NAME, each run's figures its own file's (rankhouse eval's)."""
+    for folder, source in (("d1", "results.test"), ("d2", "results.trunc")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "run.txt").write_bytes((TREC / source).read_bytes())
+    qrels = TREC / "qrels.test"
+    unnamed = rankhouse("compare", qrels, tmp_path / "d1" / "run.txt", tmp_path / "d2" / "run.txt", "-m", "AP")
+    assert unnamed.returncode == 2 and "Traceback" not in unnamed.stderr
+    assert unnamed.stderr.startswith("error: 2 runs would be named 'run.txt'")
+    assert "name each with NAME=PATH" in unnamed.stderr
+    base, trunc = f"base={tmp_path / 'd1' / 'run.txt'}", f"trunc={tmp_path / 'd2' / 'run.txt'}"
+    named = rankhouse("compare", qrels, base, trunc, "-m", "AP", "-m", "P@10", "--baseline", "trunc",
+                      "--format", "json", "--replicates", "200")  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    table = json.loads(named.stdout)
+    evaluated = json.loads(rankhouse("eval", qrels, TREC / "results.test", TREC / "results.trunc", "-m", "map",
+                                     "-m", "P.10", "--format", "json").stdout)  # fmt: skip
+    assert table["baseline"] == "trunc" and list(table["runs"]) == ["base", "trunc"]
+    for name, run in (("base", "results.test"), ("trunc", "results.trunc")):
+        assert table["runs"][name]["AP"]["mean"] == evaluated[run]["all"]["map"]
+        assert table["runs"][name]["P@10"]["mean"] == evaluated[run]["all"]["P_10"]
+    assert table["runs"]["base"]["P@10"]["difference"] == pytest.approx(0.1, abs=1e-15)
 
 
 def test_compare_needs_two_runs_and_a_measure():

@@ -323,3 +323,19 @@ def test_evaluating_plain_files_never_imports_pandas(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert done.stdout.rstrip().endswith("False"), done.stdout + done.stderr
     assert "'AP': 0.1785" in done.stdout
+
+
+def test_relstring_is_a_string_per_query_in_every_format():
+    """trec_eval's relstring: per query only (no `all` row), quoted in text as trec_eval prints it, a plain
+    string in json and csv, left out of the table formats; alone, it prints nothing without -q."""
+    qrels, run_file = TREC / "qrels.test", TREC / "results.test"
+    expected = (TREC / "expected" / "out.test.aq").read_text().splitlines()
+    lines = rankhouse("eval", qrels, run_file, "-m", "relstring", "-q", "--no-complete").stdout.splitlines()
+    assert lines == [line for line in expected if line.startswith("relstring ")]
+    assert rankhouse("eval", qrels, run_file, "-m", "relstring").stdout == ""
+    as_json = json.loads(rankhouse("eval", qrels, run_file, "-m", "relstring.5,map", "-q", "--format", "json").stdout)
+    per_query = as_json["results.test"]["per_query"]["302"]
+    assert per_query == {"relstring_5": "11011", "map": pytest.approx(0.4175, abs=5e-5)}
+    assert list(as_json["results.test"]["all"]) == ["map"]
+    table = rankhouse("eval", qrels, run_file, "-m", "relstring.5,map", "--format", "markdown").stdout
+    assert table.splitlines()[0] == "| run | map |"

@@ -802,3 +802,82 @@ def test_demo_replay_reads_every_score_from_the_cache(demo):
     assert scoring["cache_misses"] == 0 and scoring["model_batches"] == 0 and scoring["texts_encoded"] == 0
     assert scoring["cache_hits"] == scoring["requested"] > 0
     assert demo.study.verify(demo.study.freezes()[-1]) == []
+
+
+# -- what the writer reads: checked when the protocol is read ----------------------------------------------
+
+STAGES = {
+    "no candidate_summary": (
+        ('prepare = "+lane_orderings +candidate_summary"', 'prepare = "+lane_orderings"'),
+        "reads models.lane_topics, models.lane_statistics, models.candidate_summary, which no stage builds: "
+        "add +lane_topics +lane_statistics +candidate_summary to [stages] prepare",
+    ),
+    "no lane_query_metrics": (
+        ('evaluate = "+lane_metrics +lane_query_metrics"', 'evaluate = "+lane_metrics"'),
+        "reads results.lane_query_metrics, which the evaluate stage does not build: add +lane_query_metrics to "
+        "[stages] evaluate",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STAGES))
+@pytest.mark.parametrize("command", ["run", "prepare"])
+def test_a_protocol_whose_stages_leave_out_what_its_writer_reads_is_refused_before_anything_is_written(
+    tmp_path, case, command
+):
+    import subprocess
+    import sys
+
+    from conftest import lanes_subset_protocol
+
+    (old, new), problem = STAGES[case]
+    protocol, _ = lanes_subset_protocol(tmp_path)
+    assert old in protocol.read_text()
+    protocol.write_text(protocol.read_text().replace(old, new))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run([sys.executable, "-m", "rankhouse", "study", command, str(protocol), "--db",
+                           str(tmp_path / "w.duckdb")], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == f"error: protocol {protocol}: writer lanes {problem}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no warehouse, freeze or output
+
+
+def test_a_lanes_protocol_without_r10_writes_the_measures_it_asks_for(tmp_path):
+    """Measures P@10, nDCG@10, RR and AP (no R@10): the study runs to its outputs; per_query.csv has the
+    asked-for columns, each equal to the recorded study's (tests/recorded/lanes_subset), and no R@10;
+    results.json and the summary table have exactly the asked-for measures."""
+    import csv
+
+    from conftest import lanes_subset_protocol
+    from recorded_outputs import RECORDED
+
+    from rankhouse.studies import check_protocol, summary_table, write_outputs
+    from rankhouse.study import Protocol, Study
+    from rankhouse.warehouse import Warehouse
+
+    protocol, _ = lanes_subset_protocol(tmp_path)
+    text = protocol.read_text()
+    asked = 'measures = ["P@10", "nDCG@10", "RR", "AP"]'
+    protocol.write_text(text.replace('measures = ["P@10", "R@10", "nDCG@10", "RR"]', asked))
+    loaded = Protocol.load(protocol)
+    check_protocol(loaded)
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        study = Study(loaded, wh, tmp_path / "freezes")
+        evaluation = study.run()
+        write_outputs(study, evaluation, tmp_path / "out")
+        table = summary_table(study, evaluation).splitlines()
+    assert table[0].split() == ["ordering", "P@10", "nDCG@10", "RR", "AP"]
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert all(sorted(m) == ["AP", "P@10", "RR", "nDCG@10"] for m in results["methods"].values())
+    with (tmp_path / "out" / "per_query.csv").open() as handle:
+        ours = list(csv.DictReader(handle))
+    with (RECORDED / "lanes_subset" / "per_query.csv").open() as handle:
+        recorded = list(csv.DictReader(handle))
+    assert list(ours[0]) == ["method", "topic", "relevant", "retrieved", "P@10", "nDCG@10", "RR"]
+    assert len(ours) == len(recorded) == 75
+    for row, old in zip(ours, recorded):
+        assert [row[k] for k in ("method", "topic", "relevant", "retrieved")] == [
+            old[k] for k in ("method", "topic", "relevant", "retrieved")
+        ]
+        for measure in ("P@10", "nDCG@10", "RR"):
+            assert float(row[measure]) == pytest.approx(float(old[measure]), rel=1e-12), (row["topic"], measure)

@@ -21,7 +21,10 @@ from rankhouse.warehouse.catalog import load_models
 
 PAGE = ROOT / "docs" / "measures.md"
 ONE_PER_FAMILY = ["AP", "GMAP", "nDCG@10", "nDCG_exp@10", "P@5", "R@100", "RR", "Rprec", "Success@5", "Bpref",
-                  "IPrec@0.5", "NumRet", "NumRel", "NumRelRet", "NumQ", "ERR@10", "Judged@10"]  # fmt: skip
+                  "IPrec@0.5", "NumRet", "NumRel", "NumRelRet", "NumQ", "ERR@10", "Judged@10", "infAP", "gm_bpref",
+                  "Rprec_mult@0.5", "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P@5", "SetP",
+                  "SetR", "SetAP", "SetF", "num_nonrel_judged_ret", "RBP", "rbp_resid", "unj@5",
+                  "relstring@10"]  # fmt: skip
 
 
 def test_the_committed_page_is_what_the_registry_and_models_give():
@@ -36,7 +39,8 @@ def built(tmp_path_factory):
     """Every measure model built on the trec_eval sample, one measure of each family requested."""
     db = tmp_path_factory.mktemp("measures") / "w.duckdb"
     for args in (("load", "qrels", TREC / "qrels.test"), ("load", "run", TREC / "results.test"),
-                 ("run", "-s", "+run_measures", "-p", f"measures={','.join(ONE_PER_FAMILY)}")):  # fmt: skip
+                 ("run", "-s", "+run_measures +measure_relstring", "-p",
+                  f"measures={','.join(ONE_PER_FAMILY)}")):  # fmt: skip
         done = rankhouse_in_process(*args, "--db", db)
         assert done.returncode == 0, done.stderr
     return db
@@ -49,8 +53,9 @@ def test_each_family_is_computed_by_the_model_the_page_names(built):
     models = load_models(MODELS_DIR)
     named = families_by_model(models)
     computed = {}
+    requests = ("measure_requests", "measure_parameters")
     with plain(built, labels=True, read_only=True) as con:  # evaluate models: beside the labels
-        for name in sorted(n for n in models if n.startswith("measure_") and n != "measure_requests"):
+        for name in sorted(n for n in models if n.startswith("measure_") and n not in requests):
             labels = [row[0] for row in con.execute(f"SELECT DISTINCT measure FROM models.{name}").fetchall()]
             families = sorted({parse_measure(label)[0].family for label in labels})
             if families:

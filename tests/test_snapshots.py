@@ -25,7 +25,10 @@ TINY = FIXTURES / "tiny"
 METRICS = ["AP", "AP@2", "GMAP", "nDCG", "nDCG@3", "nDCG_exp@3", "P@2", "R@2", "RR", "RR@1", "Rprec",
            "Success@1", "Bpref", "NumRet", "NumRel", "NumRelRet", "NumQ", "IPrec@0.0", "IPrec@0.5",
            "P(rel=2)@2", "R(rel=2)@2", "AP(rel=2)", "RR(rel=3)", "Success(rel=2)@1", "ERR@3", "ERR", "Judged@2",
-           "Judged"]  # fmt: skip
+           "Judged", "infAP", "gm_bpref", "Rprec_mult@0.5", "utility", "utility.2,-1,0,0", "11pt_avg",
+           "11pt_avg(levels=[0.2,0.5,0.8])", "binG", "G", "ndcg_rel", "Rndcg", "nDCG(gains={1:2.0,2:5.0})@3",
+           "relative_P@2", "SetP", "SetP(relative=True)", "SetR", "SetAP", "SetF", "SetF(beta=2)",
+           "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid", "unj@2", "relstring@3"]  # fmt: skip
 
 
 def build_metrics(wh: Warehouse) -> None:
@@ -359,7 +362,7 @@ def canonical_csv(wh: Warehouse, table: str) -> str:
 def metrics_models() -> tuple[Project, dict, list[str]]:
     params = {"measures": [m.canonical for m in parse_measures(METRICS)]}
     project = Project.load(params=params)
-    return project, params, project.select("+run_measures")
+    return project, params, project.select("+run_measures +measure_relstring")
 
 
 # fixture -> (how to build its warehouse, the models it builds)

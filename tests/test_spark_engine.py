@@ -33,7 +33,10 @@ if not java_available():
 # Every family of models/metrics/ (relevant_counts needs a measure with its own rel=, measure_ap GMAP).
 MEASURES = ["AP", "AP@10", "AP(rel=1)", "GMAP", "nDCG", "nDCG@10", "nDCG_exp@10", "P@5", "P@10", "P(rel=1)@5",
             "R@100", "R(rel=1)@100", "RR", "Rprec", "Bpref", "Success@10", "IPrec@0.5", "ERR@10", "Judged@10",
-            "NumRet", "NumRel", "NumRelRet", "NumQ"]  # fmt: skip
+            "NumRet", "NumRel", "NumRelRet", "NumQ", "infAP", "gm_bpref", "Rprec_mult@0.5", "utility.2,-1,0,0",
+            "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "nDCG(gains={1:3,2:9})@10", "relative_P@10", "SetP",
+            "SetP(relative=True)", "SetR", "SetAP", "SetF(beta=2)", "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid",
+            "unj@10", "relstring@20"]  # fmt: skip
 PARAMS = {"measures": MEASURES}
 METRICS = sorted(name for name, m in Project.load().models.items() if m.group == "metrics")
 
@@ -49,7 +52,7 @@ def built(spark):
     """(DuckDB's warehouse, Spark's warehouse, the Spark engine): +run_measures built in each, in Spark's
     warehouse the staging models by DuckDB (handed to Spark as Parquet) and the metrics models by Spark."""
     project = Project.load(params=PARAMS)
-    names = project.select("+run_measures")
+    names = project.select("+run_measures +measure_relstring")
     staging = [n for n in names if project.models[n].group == "staging"]
     with Warehouse(":memory:") as duck, Warehouse(":memory:") as sparked:
         trec_sample(duck)

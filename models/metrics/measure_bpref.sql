@@ -1,12 +1,13 @@
 -- name: measure_bpref
--- version: 2
+-- version: 3
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
 -- description: Bpref (Buckley and Voorhees 2004, as trec_eval computes it): over the R relevant
 --   documents, the mean of 1 - min(n, R) / min(N, R) for each one retrieved, where n counts the
 --   judged non-relevant documents ranked above it and N all judged non-relevant ones; a relevant
---   document with none above it scores 1. Unjudged documents are ignored.
+--   document with none above it scores 1. Unjudged documents are ignored. gm_bpref (trec_eval gm_bpref) is
+--   the same per-query value, combined over queries by its geometric mean (run_measures).
 WITH judged AS (
     SELECT
         system,
@@ -40,6 +41,6 @@ SELECT
     m.measure,
     CASE WHEN e.num_rel > 0 THEN coalesce({{ exact_sum('p.kept') }}, 0) / e.num_rel ELSE 0 END AS value
 FROM models.evaluated_queries AS e
-JOIN models.measure_requests AS m ON m.family = 'Bpref'
+JOIN models.measure_requests AS m ON m.family IN ('Bpref', 'gm_bpref')
 LEFT JOIN preferences AS p ON p.system = e.system AND p.query = e.query
 GROUP BY e.study, e.system, e.query, e.num_rel, m.measure

@@ -1,5 +1,5 @@
 -- name: measure_err
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
@@ -9,8 +9,9 @@
 --   1) / 2^g_max, g_max the scale's highest grade; ERR is the expected reciprocal rank of the stop,
 --   sum over r of R(g_r) / r * prod over i < r of (1 - R(g_i)); ERR@k over the first k documents.
 --   Grades <= 0 and unjudged documents stop no one. g_max is err_max_grade, 4 as in gdeval (which
---   ir_measures computes ERR with); a query with a ranked grade above it has no value (NULL, refused
---   by the not_null audit). The product is the exp of a sum of logs (each 1 - R > 0).
+--   ir_measures computes ERR with, and which refuses qrels with a higher grade); a query with a ranked
+--   grade above it has no value (NULL, refused by the not_null audit; `rankhouse eval` refuses such
+--   qrels before any model is built). The product is the exp of a sum of logs (each 1 - R > 0).
 WITH stops AS (
     SELECT
         j.system,
@@ -44,7 +45,7 @@ err AS (
         system,
         query,
         measure,
-        {{ exact_sum('stop / rank * exp(log_reached)') }} AS err,
+        {{ exact_sum('CASE WHEN above_scale THEN 0 ELSE stop / rank * exp(log_reached) END') }} AS err,
         bool_or(above_scale) AS above_scale
     FROM cascade
     GROUP BY system, query, measure

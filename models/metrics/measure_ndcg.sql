@@ -1,39 +1,46 @@
 -- name: measure_ndcg
--- version: 2
+-- version: 4
 -- stage: evaluate
 -- grain: study, system, query, measure
--- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
+-- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, , 1)
 -- description: nDCG (trec_eval ndcg; nDCG@k is ndcg_cut.k): DCG = sum of gain / log2(rank + 1) (dcg_term)
---   divided by the DCG of the ideal ranking (ideal_ranking), both over the first k documents for
---   nDCG@k; 0 when the ideal is 0. nDCG uses trec_eval's linear gain (the grade); nDCG_exp the
---   exponential gain 2^grade - 1 that the studies use. Grades <= 0 gain nothing.
-WITH gains AS (
-    SELECT
-        j.system,
-        j.query,
-        m.measure,
-        {{ dcg_term("CASE WHEN m.family = 'nDCG' THEN j.grade ELSE pow(2, j.grade) - 1 END", 'j.rank') }} AS discounted
-    FROM models.judged_ranking AS j
-    JOIN models.measure_requests AS m
-        ON m.family IN ('nDCG', 'nDCG_exp') AND (m.cutoff IS NULL OR j.rank <= m.cutoff)
-    WHERE j.grade > 0
+--   over the ranking (ranked_gains) divided by the same over the ideal ranking (ideal_ranking), both
+--   over the first k documents for nDCG@k; 0 when the ideal is 0. The gain (grade_gains) is
+--   trec_eval's linear gain, the grade; the gains given (nDCG(gains={1:3.0,2:9.0}), trec_eval
+--   ndcg.1=3,2=9, a grade not named keeping its own); or for nDCG_exp the exponential gain 2^grade - 1
+--   that the studies use (ir_measures' nDCG(dcg=exp-log2), computed as gdeval and ranx compute it, for
+--   any grade up to 1023, whose gain is a finite double). Grades <= 0 gain nothing by default. A
+--   query's gains are divided by 2^s, s = floor(log2(its highest gain)) - 30 where that is above 0 (a
+--   grade above 30 with the exponential gain, 2^31 with the linear), so that its DCG and ideal stay
+--   within the exact sums' range (below 1e14): both scaled alike, their ratio does not change, and a
+--   power of two rounds nothing; s = 0 (no scaling) for every gain up to 2^31.
+WITH requested AS (
+    SELECT measure
+    FROM models.measure_requests
+    WHERE family IN ('nDCG', 'nDCG_exp')
+),
+
+-- each query's scale: its highest gain is its ideal ranking's first
+scales AS (
+    SELECT i.query, i.measure, pow(2, greatest(0, floor(log2(max(i.gain))) - 30)) AS scale
+    FROM models.ideal_ranking AS i
+    JOIN requested AS m ON m.measure = i.measure
+    WHERE i.rank = 1
+    GROUP BY i.query, i.measure
 ),
 
 dcg AS (
-    SELECT system, query, measure, {{ exact_sum('discounted') }} AS dcg
-    FROM gains
-    GROUP BY system, query, measure
+    SELECT g.system, g.query, g.measure, {{ exact_sum(dcg_term('g.gain / s.scale', 'g.rank')) }} AS dcg
+    FROM models.ranked_gains AS g
+    JOIN scales AS s ON s.query = g.query AND s.measure = g.measure
+    GROUP BY g.system, g.query, g.measure
 ),
 
 ideal_dcg AS (
-    SELECT
-        i.query,
-        m.measure,
-        {{ exact_sum(dcg_term("CASE WHEN m.family = 'nDCG' THEN i.grade ELSE pow(2, i.grade) - 1 END", 'i.rank')) }} AS ideal
+    SELECT i.query, i.measure, {{ exact_sum(dcg_term('i.gain / s.scale', 'i.rank')) }} AS ideal
     FROM models.ideal_ranking AS i
-    JOIN models.measure_requests AS m
-        ON m.family IN ('nDCG', 'nDCG_exp') AND (m.cutoff IS NULL OR i.rank <= m.cutoff)
-    GROUP BY i.query, m.measure
+    JOIN scales AS s ON s.query = i.query AND s.measure = i.measure
+    GROUP BY i.query, i.measure
 )
 
 SELECT
@@ -43,6 +50,6 @@ SELECT
     m.measure,
     CASE WHEN i.ideal > 0 THEN coalesce(d.dcg, 0) / i.ideal ELSE 0 END AS value
 FROM models.evaluated_queries AS e
-JOIN models.measure_requests AS m ON m.family IN ('nDCG', 'nDCG_exp')
+CROSS JOIN requested AS m
 LEFT JOIN dcg AS d ON d.system = e.system AND d.query = e.query AND d.measure = m.measure
 LEFT JOIN ideal_dcg AS i ON i.query = e.query AND i.measure = m.measure

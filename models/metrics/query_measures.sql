@@ -11,10 +11,13 @@
 --   the models the parameter `study_measures` names (each in this shape, e.g. evidence_set_measures:
 --   agreed coverage, redundancy). aggregate says how run_measures combines a measure over queries (mean, sum or
 --   geometric). value is NULL where a measure is undefined for the query (e.g. a pair cosine of
---   fewer than two documents).
+--   fewer than two documents). A string per query (relstring) is not here: measure_relstring.
 WITH ranked_list_measures AS (
     {%- for model in measures | measure_models %}
     {{ "UNION ALL " if not loop.first }}SELECT * FROM models.{{ model | identifier }}
+    {%- else %}
+    {{ no_rows({"study": "VARCHAR", "system": "VARCHAR", "query": "VARCHAR", "measure": "VARCHAR",
+                "value": "DOUBLE"}) | indent(4) }}
     {%- endfor %}
 )
 

@@ -1,5 +1,5 @@
 -- name: paired_randomization_tests
--- version: 1
+-- version: 2
 -- stage: evaluate
 -- grain: study, subset, contrast, measure
 -- audits: not_null(study, subset, system_a, system_b, contrast, measure, mean, queries, replicates, extreme, p_value, plan_units); unique_grain; accepted_range(p_value, 0, 1); accepted_range(plan_excess, 0, 0)
@@ -9,9 +9,11 @@
 --   paired_differences, over each query subset: under the null hypothesis that the two systems are
 --   exchangeable on every query, each difference d_i is as likely to be -d_i. Replicate r of the
 --   stored, seeded plan `permutation_plan` (raw.permutation_plans) multiplies d_i by its sign s_ri and
---   sums: S*_r = sum s_ri d_i, against the observed S = sum d_i (both exact, in 1e-17 units: the
---   differences' units of paired_differences). Two-sided, the replicates at least as extreme are those
---   with |S*_r| >= |S|; a tie (|S*_r| = |S| exactly, in units) counts as at least as extreme. With R
+--   sums: S*_r = sum s_ri d_i, against the observed S = sum d_i (both exact sums of the doubles, in 1e-17
+--   units: the differences' units of paired_differences). Two-sided, the replicates at least as extreme
+--   are those with |S*_r| >= |S|, a tie counting as at least as extreme: compared at 1e-12 per difference
+--   (the statistics macro tie_margin, far above a double's rounding error), so that sums whose exact
+--   values are equal tie, as they often do for discrete measures (P@k, Success@k, R@k). With R
 --   replicates, p = (1 + extreme) / (1 + R): the observed assignment counts as one of the R + 1
 --   (Phipson and Smyth 2010, "Permutation p-values should never be zero"; Davison and Hinkley 1997,
 --   ch. 4), so p is never below 1 / (R + 1). Every replicate flips the same n differences, so comparing
@@ -78,7 +80,10 @@ tests AS (
         max(o.mean{{ loop.index }}) AS mean,
         max(o.n{{ loop.index }}) AS queries,
         count(*) AS replicates,
-        sum(CASE WHEN abs(f.s{{ loop.index }}) >= abs(o.s{{ loop.index }}) THEN 1 ELSE 0 END) AS extreme
+        sum(CASE
+            WHEN abs(f.s{{ loop.index }}) >= abs(o.s{{ loop.index }}) - {{ tie_margin('o.n' ~ loop.index) }} THEN 1
+            ELSE 0
+        END) AS extreme
     FROM flipped_sums AS f
     JOIN observed AS o ON o.study = f.study AND o.subset = f.subset
     WHERE o.n{{ loop.index }} > 0

@@ -25,21 +25,24 @@ EXAMPLES = [
     "P@10", "P.5,10", "P(rel=2)@10", "Top-1", "Hit@5", "success.5", "R@100", "recall.100", "RR", "MRR", "RR@10",
     "recip_rank", "AP", "map", "AP@100", "map_cut.100", "AP(rel=2)", "GMAP", "nDCG@10", "ndcg_cut.10",
     "nDCG(dcg=exp-log2)@10", "nDCG_exp@10", "Rprec", "Bpref", "IPrec@0.5", "iprec_at_recall.0.5", "ERR@20",
-    "Judged@10", "NumRet", "num_rel_ret", "nDCG_exp@5 as nDCG@5",
+    "Judged@10", "NumRet", "num_rel_ret", "nDCG_exp@5 as nDCG@5", "infAP", "RBP", "RBP(p=0.95)", "rbp", "rbp.p=0.8",
+    "rbp_resid", "SetF(beta=2)", "set_F.2", "set_relative_P", "nDCG(gains={1:3,2:9})@10", "ndcg.1=3,2=9",
+    "utility.2,-1,0,0", "11pt_avg.0.2,0.5,0.8", "Rprec_mult.0.5", "relative_P.10", "unj.5", "relstring.20",
 ]  # fmt: skip
 # The models every measure reads besides its own: what is ranked, judged, counted and aggregated.
 SHARED_MODELS = [
-    "run_ranking", "rankings", "judgments", "judged_ranking", "ideal_ranking", "evaluated_queries",
-    "relevant_counts", "retrieved_counts", "query_subsets", "measure_requests", "query_measures", "run_measures",
+    "run_ranking", "rankings", "judgments", "judged_ranking", "grade_gains", "ranked_gains", "ideal_ranking",
+    "evaluated_queries", "relevant_counts", "retrieved_counts", "query_subsets", "measure_requests",
+    "measure_parameters", "query_measures", "run_measures",
 ]  # fmt: skip
-FAMILY_JOIN = re.compile(r"JOIN models\.measure_requests AS m ON m\.family (?:= '(\w+)'|IN \(([^)]*)\))")
+FAMILY_JOIN = re.compile(r"\bfamily (?:= '(\w+)'|IN \(([^)]*)\))")
 MACRO_COMMENT = re.compile(r"\{#-?(?P<comment>(?:(?!#\}).)*?)-?#\}\s*\{%-? macro (?P<name>\w+)\(", re.DOTALL)
 MARKDOWN_START = re.compile(r"^(?:[-+*>#|]|\d+[.)])(?:\s|$)")  # a line that Markdown would read as a block
 
 
 def families_by_model(models: dict[str, Model]) -> dict[str, list[str]]:
-    """Per measure model (models/metrics/measure_*.sql), the registry families it computes: those its SQL joins
-    from measure_requests (`m.family = 'P'`, `m.family IN ('AP', 'GMAP')`), in registry order."""
+    """Per measure model (models/metrics/measure_*.sql), the registry families it computes: those its SQL
+    names (`ON m.family = 'P'`, `WHERE family IN ('nDCG', 'nDCG_exp')`), in registry order."""
     found: dict[str, list[str]] = {}
     for name, model in sorted(models.items()):
         if model.group != "metrics" or not name.startswith("measure_"):
@@ -127,7 +130,19 @@ def _names_section(computed_by: dict[str, Model]) -> list[str]:
             + _code(sorted(registry.REL_FAMILIES))
             + " (its lowest relevant grade, for that measure alone); `dcg` by nDCG: "
             + ", ".join(f"`dcg={k}` is `{v}`" for k, v in registry.DCG_FAMILIES.items())
-            + ". A cutoff is required (`required`), optional or not taken (`none`)."
+            + ". A cutoff is required (`required`), optional or not taken (`none`). Other parameters, in "
+            "ir_measures' syntax and in trec_eval's: RBP's persistence (`RBP(p=0.8)`, `rbp.p=0.8`; `RBP` alone "
+            "is ir_measures' p = 0.8, `rbp` trec_eval's 0.9), SetF's `beta` (`SetF(beta=2)`, `set_F.2`), gains "
+            "per grade for nDCG, G, ndcg_rel and Rndcg (`nDCG(gains={1:3,2:9})`, `ndcg.1=3,2=9`; a grade not "
+            "named keeps the grade as its gain), utility's four weights (`utility(weights=[2,-1,0,0])`, "
+            "`utility.2,-1,0,0`) and 11pt_avg's recall levels (`11pt_avg(levels=[0.2,0.5,0.8])`, "
+            "`11pt_avg.0.2,0.5,0.8`); a trec_eval name given with parameters is labelled as trec_eval labels it "
+            "(`utility_2,-1,0,0`). trec_eval's groups: "
+            + ", ".join(f"`{name}`" for name in registry.TREC_GROUPS)
+            + " (`-m all_trec -m relstring.20` gives all_trec's relstring those parameters, as trec_eval does); "
+            "its groups of preference and judgment-group measures ("
+            + ", ".join(f"`{name}`" for name in registry.TREC_OTHER_INPUTS)
+            + ") need inputs rankhouse does not read, and are refused."
         ),
         "",
         table(["family", "cutoff", "over queries", "trec_eval names", "model", "what"], rows),
@@ -187,7 +202,10 @@ def _shared_section(models: dict[str, Model]) -> list[str]:
             "e.g. the training row for BANKING77), and the measures read that rank as it is."
         ),
     ]
-    for name in ("run_ranking", "rankings", "judged_ranking", "ideal_ranking"):
+    for name in ("run_ranking", "rankings", "judged_ranking", "grade_gains", "ranked_gains", "ideal_ranking"):
+        out += ["", described(models[name])]
+    out += ["", "## Which measures, with which parameters"]
+    for name in ("measure_requests", "measure_parameters"):
         out += ["", described(models[name])]
     out += ["", "## Which queries count"]
     for name in ("judgments", "evaluated_queries", "relevant_counts", "retrieved_counts", "query_subsets"):

@@ -16,6 +16,11 @@ from rankhouse.progress import JsonProgress, Progress, TextProgress
 from rankhouse.warehouse import DEFAULT_DB
 
 DbOption = Annotated[str, typer.Option("--db", help="Warehouse file (`:memory:` for a throw-away one).")]
+RUN_HELP = (
+    "A run is named NAME, or else its file name without .gz (stdin for -); two runs with one name are "
+    "refused. NAME=PATH applies when NAME is a plain name (letters, digits, _ . + @ : -) and the whole "
+    "argument is not an existing file: write ./a=b.run for a file a=b.run that is not there yet."
+)
 LabelsOption = Annotated[
     str | None, typer.Option("--labels", help="Labels file (default: <db>.labels.duckdb beside the warehouse).")
 ]

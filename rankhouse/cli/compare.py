@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import say, silent
+from rankhouse.cli.common import RUN_HELP, say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
@@ -16,8 +16,15 @@ from rankhouse.warehouse import Warehouse
 
 
 def compare_command(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels file.")],
-    runs: Annotated[list[Path], typer.Argument(help="Two or more TREC run files.")],
+    qrels: Annotated[Path, typer.Argument(help="TREC qrels file (.gz too; - for standard input).")],
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN...",
+            help="Two or more TREC run files, each PATH or NAME=PATH (.gz too; - for standard input, one input "
+            "at most). " + RUN_HELP,
+        ),
+    ],
     measure: Annotated[
         list[str] | None,
         typer.Option(
@@ -63,6 +70,8 @@ def compare_command(
     p-value (adjusted for multiple testing) and a mark where it is below alpha.
 
     Example: rankhouse compare qrels.test bm25.run dense.run -m AP -m nDCG@10 --test randomization
+
+    Example: rankhouse compare qrels.test base=a/run.txt new=b/run.txt -m P@10 --baseline base
 
     Example: rankhouse compare qrels.test bm25.run dense.run --engine spark --master spark://host:7077
     """

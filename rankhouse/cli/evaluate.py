@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import (
+    RUN_HELP,
     JsonOption,
     QuietOption,
     choose,
@@ -41,9 +42,7 @@ def eval_command(
         typer.Argument(
             metavar="RUN...",
             help="TREC run files, each PATH or NAME=PATH (.gz too; - for standard input, one input at most). "
-            "A run is named NAME, or else its file name without .gz (stdin for -); two runs with one name are "
-            "refused. NAME=PATH applies when NAME is a plain name (letters, digits, _ . + @ : -) and the whole "
-            "argument is not an existing file: write ./a=b.run for a file a=b.run that is not there yet.",
+            + RUN_HELP,
         ),
     ],
     measure: Annotated[
@@ -51,7 +50,8 @@ def eval_command(
         typer.Option(
             "--measure",
             "-m",
-            help="Measure, ir_measures (nDCG@10) or trec_eval (ndcg_cut.10) name; repeatable, or "
+            help="Measure, ir_measures (nDCG@10, RBP(p=0.8)) or trec_eval (ndcg_cut.10, rbp.p=0.8, "
+            "utility.2,-1,0,0) name, or a trec_eval group (official, all_trec, set); repeatable, or "
             "comma-separated. Default: trec_eval's default set.",
         ),
     ] = None,

@@ -11,7 +11,7 @@ from rankhouse.cli import engines
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink, say
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
-from rankhouse.studies import check_output_dir, summary_table, write_outputs
+from rankhouse.studies import check_output_dir, check_protocol, summary_table, write_outputs
 from rankhouse.study import Protocol, Study, outputs_dir_for
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.runner import DuckDBEngine
@@ -65,7 +65,8 @@ def _study(
 
 def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
     """Where a study's outputs go (--out, default <db>.d/out/<study>/: the warehouse's), checked before
-    anything is written: never a folder with another study's results."""
+    anything is written: never a folder with another study's results, nor a protocol its writer cannot write."""
+    check_protocol(protocol)
     out = out or outputs_dir_for(db, protocol.name)
     check_output_dir(out, protocol.name)
     return out
@@ -81,6 +82,7 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Free
     portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
+    check_protocol(loaded)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     with engines.engine_started(builder, sink.say), Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
         _study(loaded, wh, freezes, sink, builder).prepare(reload)

@@ -1,7 +1,9 @@
 """Study writers: one small module per kind of study, each with `write(study, evaluation, out)` (the
 output files) and `table(study, evaluation)` (the summary printed after evaluating), over the shared
-parts in common.py. A protocol names its writer in `[outputs] writer` (default "trec"); a new study
-adds a module and a line here, and nothing in the core.
+parts in common.py, and optionally `needs(protocol, built)`: what the writer reads that the protocol's
+stages do not build (check_protocol refuses such a protocol when it is read, before anything is loaded or
+written). A protocol names its writer in `[outputs] writer` (default "trec"); a new study adds a module
+and a line here, and nothing in the core.
 
     >>> sorted(WRITERS)
     ['evidence', 'features', 'fusion', 'lanes', 'retrieval', 'trec']
@@ -15,19 +17,45 @@ from pathlib import Path
 from types import ModuleType
 
 from rankhouse.errors import RankhouseError
-from rankhouse.study import Evaluation, Study
+from rankhouse.study import Evaluation, Protocol, Study, study_models
+from rankhouse.warehouse.dag import Project
 
 WRITERS = {
     name: f"rankhouse.studies.{name}" for name in ("trec", "retrieval", "fusion", "evidence", "lanes", "features")
 }
 
 
-def writer(study: Study) -> ModuleType:
+def writer(study: Study | Protocol) -> ModuleType:
     """The writer module a study's protocol names."""
-    name = study.protocol.outputs.get("writer", "trec")
+    protocol = study.protocol if isinstance(study, Study) else study
+    name = protocol.outputs.get("writer", "trec")
     if name not in WRITERS:
-        raise RankhouseError(f"protocol {study.protocol.path}: unknown writer {name!r}; known: {', '.join(WRITERS)}")
+        raise RankhouseError(f"protocol {protocol.path}: unknown writer {name!r}; known: {', '.join(WRITERS)}")
     return importlib.import_module(WRITERS[name])
+
+
+def built_models(protocol: Protocol) -> dict[str, set[str]]:
+    """The models the protocol's stages build, as a Study selects them, from the DAG alone (no warehouse):
+    "prepare" and "evaluate", each the models of that stage (the prepare stage also builds the prepare
+    models the evaluate stage reads); an evaluate model's table is kept as results.<model>.
+
+    >>> sorted(built_models(Protocol.load("studies/lanes_banking77.toml"))["evaluate"])[:2]  # doctest: +SKIP
+    ['evaluated_queries', 'ideal_ranking']
+    """
+    project = Project.load(params={"study": protocol.name, **protocol.parameters}, closure=study_models(protocol))
+    selected = set(project.select(protocol.prepare)) | set(project.select(protocol.evaluate))
+    return {stage: {m for m in selected if project.models[m].stage == stage} for stage in ("prepare", "evaluate")}
+
+
+def check_protocol(protocol: Protocol) -> None:
+    """Refuse a protocol whose writer reads what its stages do not build (the writer's `needs`), when the
+    protocol is read: before any input is loaded, model built or output written. The message names the
+    protocol, the writer, what is missing and where to add it."""
+    module = writer(protocol)
+    problems = module.needs(protocol, built_models(protocol)) if hasattr(module, "needs") else []
+    if problems:
+        name = protocol.outputs.get("writer", "trec")
+        raise RankhouseError(f"protocol {protocol.path}: writer {name} " + "; and ".join(problems))
 
 
 def check_output_dir(out: Path, study: str) -> None:
@@ -59,6 +87,7 @@ def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]
     from rankhouse.studies.common import provenance, write_differences, write_json
 
     check_output_dir(out, study.protocol.name)
+    check_protocol(study.protocol)
     out.mkdir(parents=True, exist_ok=True)
     written = writer(study).write(study, evaluation, out)
     if out / "paired_differences.csv" not in written:  # the features writer labels its own with the extractor

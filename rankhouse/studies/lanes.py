@@ -2,19 +2,48 @@
 candidate sets' sizes k_t, the passage-scoring receipt, and the run files for submission, validated,
 with a manifest of hashes and per-topic receipts.
 
-results.json `methods.<combo|breadth|narrative>.<P@10|R@10|nDCG@10|RR>.value`, `candidates`,
-`passage_scoring`; per_query.csv; k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json.
+results.json `methods.<combo|breadth|narrative>.<measure>.value` (every measure the protocol asks for),
+`candidates`, `passage_scoring`; per_query.csv (those of P@10, R@10, nDCG@10 and RR the protocol asks
+for); k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json. `needs` says what a lanes
+protocol's stages must build for this writer (rankhouse.studies.check_protocol).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rankhouse.measures import parse_measures
 from rankhouse.studies.common import header, write_csv, write_json
-from rankhouse.study import Evaluation, Study
+from rankhouse.study import Evaluation, Protocol, Study
 
 METHODS = ["combo", "breadth", "narrative"]
-MEASURES = ["P@10", "R@10", "nDCG@10", "RR"]
+# per_query.csv's measures, each a column of lane_query_metrics (NULL where the protocol does not ask for it)
+PER_QUERY = {"P@10": "p10", "R@10": "r10", "nDCG@10": "ndcg10", "RR": "rr"}
+# What the writer reads: models a stage must build (the run files, receipts and k_t come from them), and
+# evaluate models whose results it reads.
+READS = ["lane_topics", "lane_candidates", "lane_chunks", "lane_scores", "lane_statistics", "lane_orderings",
+         "candidate_summary"]  # fmt: skip
+RESULTS = ["lane_metrics", "lane_query_metrics"]
+
+
+def needs(protocol: Protocol, built: dict[str, set[str]]) -> list[str]:
+    """What this writer reads that the protocol's stages do not build (`built`: studies.built_models), each
+    with where to add it; nothing for a protocol it can write."""
+    problems = []
+    missing = [m for m in READS if m not in built["prepare"] | built["evaluate"]]
+    if missing:
+        problems.append(f"reads {', '.join(f'models.{m}' for m in missing)}, which no stage builds: add "
+                        f"{' '.join(f'+{m}' for m in missing)} to [stages] prepare")  # fmt: skip
+    missing = [m for m in RESULTS if m not in built["evaluate"]]
+    if missing:
+        problems.append(f"reads {', '.join(f'results.{m}' for m in missing)}, which the evaluate stage does not "
+                        f"build: add {' '.join(f'+{m}' for m in missing)} to [stages] evaluate")  # fmt: skip
+    return problems
+
+
+def measures(study: Study) -> list[str]:
+    """The labels of the measures the protocol asks for, in its order."""
+    return [m.label for m in parse_measures(study.protocol.parameters.get("measures"))]
 
 
 def results(study: Study, evaluation: Evaluation) -> dict:
@@ -58,10 +87,12 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     freeze_id = evaluation.freeze.freeze_id
     found = results(study, evaluation)
     written = [write_json(out / "results.json", found)]
+    per_query = [m for m in measures(study) if m in PER_QUERY]
     written.append(write_csv(
-        out / "per_query.csv", ["method", "topic", "relevant", "retrieved", "P@10", "R@10", "nDCG@10", "RR"],
-        study.wh.sql("SELECT m.method, m.topic, m.relevant, m.retrieved, m.p10, m.r10, m.ndcg10, m.rr "
-                     "FROM results.lane_query_metrics AS m JOIN models.lane_topics AS t "
+        out / "per_query.csv", ["method", "topic", "relevant", "retrieved", *per_query],
+        study.wh.sql("SELECT m.method, m.topic, m.relevant, m.retrieved"
+                     + "".join(f", m.{PER_QUERY[label]}" for label in per_query)
+                     + " FROM results.lane_query_metrics AS m JOIN models.lane_topics AS t "
                      "ON t.corpus = m.corpus AND t.topic = m.topic WHERE m.freeze_id = ? "
                      "ORDER BY m.method, t.topic_row", [freeze_id]),
     ))  # fmt: skip
@@ -94,10 +125,12 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
 def table(study: Study, evaluation: Evaluation) -> str:
     """Orderings as rows, measures as columns; then k_t, the fallback and the passage-scoring receipt."""
     found = results(study, evaluation)
-    lines = [f"{'ordering':<10}" + "".join(f"{m:>10}" for m in MEASURES)]
+    shown = measures(study)
+    width = max([10, *(len(m) + 2 for m in shown)])
+    lines = [f"{'ordering':<10}" + "".join(f"{m:>{width}}" for m in shown)]
     for method in [m for m in METHODS if m in found["methods"]]:
         entry = found["methods"][method]
-        lines.append(f"{method:<10}" + "".join(f"{entry[m]['value']:>10.4f}" for m in MEASURES if m in entry))
+        lines.append(f"{method:<10}" + "".join(f"{entry[m]['value']:>{width}.4f}" for m in shown))
     c = found["candidates"]
     lines.append(
         f"k_t over {c['topics']} topics: {c['k_min']} to {c['k_max']} ({c['k_distinct']} distinct values, mean "
