@@ -105,11 +105,14 @@ FUSION = (
 
 
 def build_fusion(wh: Warehouse) -> None:
-    """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents."""
-    from rankhouse.resample import store_panel, store_plan
+    """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents; section
+    9's measurements over 2 held-out blocks of its 4 queries and a calibration order of its 8 documents."""
+    from rankhouse.resample import store_block_plan, store_panel, store_plan
 
     load_retrieval_fixture(wh)
     store_panel(wh, "null_panel", "tiny", size=4, seed=11)
+    store_panel(wh, "calibration_order", "tiny", size="all", seed=12)
+    store_block_plan(wh, "query_blocks", units=4, blocks=2, seed=13)
     store_plan(wh, "fusion_bootstrap", units=4, replicates=50, seed=7)
     build_study(wh, *FUSION)
 

@@ -153,8 +153,8 @@ transported AS (
     SELECT
         *,
         CASE kind
-            WHEN 'affine' THEN mu_qd + sigma_qd / sigma_dd * (t_dd - mu_dd)
-            ELSE sigma_qd / sigma_dd * t_dd
+            WHEN 'affine' THEN mu_qd + sigma_qd / nullif(sigma_dd, 0) * (t_dd - mu_dd)
+            ELSE sigma_qd / nullif(sigma_dd, 0) * t_dd
         END AS threshold
     FROM thresholds
 ),
