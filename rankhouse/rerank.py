@@ -41,8 +41,6 @@ import json
 import math
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -51,7 +49,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from rankhouse.errors import RankhouseError
-from rankhouse.extraction.http import _read, _retry_after, _status_of
+from rankhouse.extraction.http import post_json
 from rankhouse.extraction.scheduler import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, backoff
 from rankhouse.extraction.settings import Settings
 from rankhouse.lanes import PassageScorer, Progress, Scored
@@ -144,29 +142,13 @@ def request(endpoint: RerankEndpoint, body: dict, timeout: float) -> Attempt:
     """One attempt: POST the request, read and check the scores. Never raises; every failure is an Attempt."""
     started_at = datetime.now(UTC).replace(tzinfo=None)
     start = time.monotonic()
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if endpoint.key:
-        headers["Authorization"] = f"Bearer {endpoint.key}"
-    req = urllib.request.Request(endpoint.url, data=json.dumps(body).encode(), headers=headers, method="POST")
 
     def attempt(status: str, **found) -> Attempt:
         return Attempt(status, started_at, time.monotonic() - start, **found)
 
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as response:
-            raw = _read(response, start + timeout)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        return attempt(_status_of(exc.code), error=f"HTTP {exc.code} {exc.reason}", http_status=exc.code,
-                       retry_after=_retry_after(exc.headers))  # fmt: skip
-    except TimeoutError as exc:
-        return attempt("timeout", error=f"no answer within {timeout:g} s ({exc})")
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            return attempt("timeout", error=f"no answer within {timeout:g} s ({exc.reason})")
-        return attempt("connection", error=f"cannot connect: {exc.reason}")
-    except (OSError, ValueError) as exc:
-        return attempt("connection", error=f"{type(exc).__name__}: {exc}"[:300])
+    raw, failure = post_json(endpoint.url, body, endpoint.key, timeout)
+    if raw is None:
+        return attempt(**failure)
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
