@@ -277,7 +277,9 @@ class HttpRerank(PassageScorer):
                         stopped = (f"request {req.number} failed all its {tried[req.number]} attempts, the last with "
                                    f"{attempt.status}: {attempt.error}")  # fmt: skip
                     elif consecutive >= CONSECUTIVE_FAILURES:
-                        stopped = f"{consecutive} attempts in a row failed, the last with {attempt.status}: {attempt.error}"
+                        stopped = (
+                            f"{consecutive} attempts in a row failed, the last with {attempt.status}: {attempt.error}"
+                        )
                     req.attempt += 1
                     if stopped is None:
                         sequence += 1
@@ -287,4 +289,3 @@ class HttpRerank(PassageScorer):
             raise RankhouseError(f"http-rerank stopped: {stopped} ({done_requests:,} of {total:,} requests answered; "
                                  "every attempt is in raw.extraction_calls)")  # fmt: skip
         return Scored(scores, len(units), done_requests)
-

@@ -163,7 +163,7 @@ def generate_panel(context, key: str, options: dict) -> None:  # noqa: ANN001 - 
     whole number, or "all" for a seeded order of every document)."""
     size = options["size"]
     if size != "all" and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-        raise RankhouseError(f"null panel {key}: size is a whole number of documents or \"all\", not {size!r}")
+        raise RankhouseError(f'null panel {key}: size is a whole number of documents or "all", not {size!r}')
     context.say(str(store_panel(context.wh, key, str(options["corpus"]), size, int(options["seed"]))))
 
 

@@ -31,8 +31,15 @@ SKIPPED = {"manifest.json", "bundle"}  # paths and times
 # Outputs added after the record (issue 16), each tested on its own (tests/test_report.py): what the
 # report needs besides the writers' files (provenance.json: paths, times and versions, too) and the
 # report itself.
-ADDED = {"provenance.json", "paired_differences.csv", "report.html", "report.md", "figures", "metadata.json",
-         "classification.md"}  # the last two: the lanes study's (issue 36: seed 002's metadata and classification)
+ADDED = {
+    "provenance.json",
+    "paired_differences.csv",
+    "report.html",
+    "report.md",
+    "figures",
+    "metadata.json",
+    "classification.md",
+}  # the last two: the lanes study's (issue 36: seed 002's metadata and classification)
 LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line count
 # A naive sum of n doubles can be off by n units in the last place: the old means over 3,080 queries by up
 # to 3,080 * 2^-53 = 3.4e-13 of their value (seen: BM25's P@5, 0.7033766233766198 for 10832 / 15400).

@@ -22,7 +22,12 @@ def cut(text: str, size: int, overlap: int) -> list[str]:
 def test_sentences_and_paragraphs_are_the_units():
     text = 'He said "stop." Then left! Why? Because.\n\nA new paragraph\nwith a line break. End'
     assert [text[s:e] for s, e in units(text, 100)] == [
-        'He said "stop." ', "Then left! ", "Why? ", "Because.\n\n", "A new paragraph\nwith a line break. ", "End"
+        'He said "stop." ',
+        "Then left! ",
+        "Why? ",
+        "Because.\n\n",
+        "A new paragraph\nwith a line break. ",
+        "End",
     ]
 
 
@@ -99,14 +104,18 @@ def test_the_sql_function_and_model_match_the_python_chunker():
 @pytest.mark.parametrize("chunker", ["semantic", "window"])
 def test_lane_chunks_follows_the_protocols_chunker(chunker):
     project = Project.load(params={"chunker": chunker})
-    sql = render(project.models["lane_chunks"], {"chunker": chunker, "chunk_size": 20, "chunk_overlap": 6, "corpus": "c"})
+    sql = render(
+        project.models["lane_chunks"], {"chunker": chunker, "chunk_size": 20, "chunk_overlap": 6, "corpus": "c"}
+    )
     assert ("models.lane_semantic_chunks" in sql) == (chunker == "semantic")
     con = duckdb.connect()
     register(con, ("semantic_chunks",))
     con.execute("CREATE SCHEMA models")
     text = "One two three. Four five six. Seven eight."
     con.execute("CREATE TABLE models.lane_candidates AS SELECT 'c' AS corpus, 0 AS doc_row, 'd0' AS doc_id")
-    con.execute("CREATE TABLE models.documents AS SELECT 'c' AS corpus, 0 AS doc_row, 'd0' AS doc_id, ? AS text", [text])
+    con.execute(
+        "CREATE TABLE models.documents AS SELECT 'c' AS corpus, 0 AS doc_row, 'd0' AS doc_id, ? AS text", [text]
+    )
     semantic = render(project.models["lane_semantic_chunks"], {"chunk_size": 20, "chunk_overlap": 6, "corpus": "c"})
     con.execute(f"CREATE TABLE models.lane_semantic_chunks AS {semantic}")
     rows = con.execute(f"SELECT chunk, start, length, text, chunks FROM ({sql}) ORDER BY chunk").fetchall()

@@ -131,7 +131,9 @@ def test_blocks_and_calibration_order_are_the_seeded_draws(fusion):
     blocks = [b for (b,) in wh.sql("SELECT item FROM raw.resample_plans WHERE plan = 'query_blocks' ORDER BY draw")]
     assert blocks == block_draws(len(fusion.test), 10, 20261201).tolist()
     assert sorted(np.bincount(blocks).tolist()) == [308] * 10
-    order = [r for (r,) in wh.sql("SELECT doc_row FROM raw.null_panels WHERE panel = 'calibration_order' ORDER BY position")]
+    order = [
+        r for (r,) in wh.sql("SELECT doc_row FROM raw.null_panels WHERE panel = 'calibration_order' ORDER BY position")
+    ]
     assert order == panel_draws(len(fusion.train), len(fusion.train), 20261202).tolist()
     with pytest.raises(ValueError):
         block_draws(3, 4, 1)
@@ -188,19 +190,29 @@ def test_calibration_p_values_follow_eq_1_against_both_references(fusion, truth)
     wh = fusion.wh
     held_out = held_out_documents(fusion)
     blocks = np.asarray(block_draws(len(fusion.test), 10, 20261201))
-    panel_order = [r for (r,) in wh.sql("SELECT doc_row FROM raw.null_panels WHERE panel = 'null_panel' ORDER BY position")]
+    panel_order = [
+        r for (r,) in wh.sql("SELECT doc_row FROM raw.null_panels WHERE panel = 'null_panel' ORDER BY position")
+    ]
     pooled_docs = set(panel_order[: fusion.params["pooled_panel_size"]])
     for arm in ("bm25", "dense"):
         reference: dict[int, dict[int, float]] = {}
-        for query_row, doc_row, score in wh.sql("SELECT query_row, doc_row, score FROM models.null_references WHERE arm = ?", [arm]):
+        for query_row, doc_row, score in wh.sql(
+            "SELECT query_row, doc_row, score FROM models.null_references WHERE arm = ?", [arm]
+        ):
             reference.setdefault(query_row, {})[doc_row] = score
         pooled_by_block = {
-            b: np.array([s for q, scores in reference.items() if blocks[q] == b for d, s in scores.items() if d in pooled_docs])
+            b: np.array(
+                [s for q, scores in reference.items() if blocks[q] == b for d, s in scores.items() if d in pooled_docs]
+            )
             for b in range(10)
         }
         for query_row in range(0, len(fusion.test), len(fusion.test) // SAMPLE):
-            rows = frame(wh, "SELECT doc_row, held_out, relevant, score, panel_p, pooled_p, panel_floor FROM "
-                         "models.calibration_scores WHERE arm = ? AND query_row = ? ORDER BY doc_row", [arm, query_row])
+            rows = frame(
+                wh,
+                "SELECT doc_row, held_out, relevant, score, panel_p, pooled_p, panel_floor FROM "
+                "models.calibration_scores WHERE arm = ? AND query_row = ? ORDER BY doc_row",
+                [arm, query_row],
+            )
             gold = truth[query_row]
             assert set(rows["doc_row"].tolist()) == set(held_out) | gold
             assert {d for d, h in zip(rows["doc_row"], rows["held_out"]) if h} == set(held_out)
@@ -214,9 +226,12 @@ def test_calibration_p_values_follow_eq_1_against_both_references(fusion, truth)
 
 def test_the_mixtures_combined_p_is_min_1_over_e(fusion):
     wh = fusion.wh
-    rows = frame(wh, "SELECT b.panel_p AS p_bm25, d.panel_p AS p_dense, m.panel_p AS combined FROM models.calibration_scores AS m "
-                 "JOIN models.calibration_scores AS b ON b.arm = 'bm25' AND b.query_row = m.query_row AND b.doc_row = m.doc_row "
-                 "JOIN models.calibration_scores AS d ON d.arm = 'dense' AND d.query_row = m.query_row AND d.doc_row = m.doc_row "
+    rows = frame(wh, "SELECT b.panel_p AS p_bm25, d.panel_p AS p_dense, m.panel_p AS combined "
+                 "FROM models.calibration_scores AS m "
+                 "JOIN models.calibration_scores AS b "
+                 "ON b.arm = 'bm25' AND b.query_row = m.query_row AND b.doc_row = m.doc_row "
+                 "JOIN models.calibration_scores AS d "
+                 "ON d.arm = 'dense' AND d.query_row = m.query_row AND d.doc_row = m.doc_row "
                  "WHERE m.arm = 'mixture' AND m.query_row < 40")  # fmt: skip
     e = (1 / (2 * np.sqrt(rows["p_bm25"])) + 1 / (2 * np.sqrt(rows["p_dense"]))) / 2  # eq. 11
     np.testing.assert_allclose(rows["combined"], np.minimum(1, 1 / e), rtol=1e-12)
@@ -235,7 +250,8 @@ def test_null_calibration_shares_intervals_and_gold_rejection(fusion, truth):
     length_bin = np.where(lengths <= first, "short", np.where(lengths <= second, "medium", "long"))
     table = {(r[0], r[1], r[2], r[3], r[4]): r[5:] for r in wh.sql(
         "SELECT reference, arm, level, stratum, stratum_value, null_rows, null_share, null_ci_low, null_ci_high, "
-        "gold_rows, gold_rejection, gold_ci_low, gold_ci_high, null_at_floor, anti_conservative FROM models.null_calibration")}  # fmt: skip
+        "gold_rows, gold_rejection, gold_ci_low, gold_ci_high, null_at_floor, anti_conservative "
+        "FROM models.null_calibration")}  # fmt: skip
     strata = {"all": lambda m: np.ones_like(m, dtype=bool), "short": lambda m: length_bin[rows["query_row"]] == "short",
               "match": lambda m: rows["lexical_match"], "non-match": lambda m: ~rows["lexical_match"]}  # fmt: skip
     names = {"all": ("all", "all"), "short": ("query_length", "short"), "match": ("lexical", "match"),
@@ -250,7 +266,8 @@ def test_null_calibration_shares_intervals_and_gold_rejection(fusion, truth):
                     gold = mask & rows["relevant"]
                     per_query = lambda hits, among: (  # noqa: E731
                         np.bincount(rows["query_row"][hits], minlength=queries),
-                        np.bincount(rows["query_row"][among], minlength=queries))
+                        np.bincount(rows["query_row"][among], minlength=queries),
+                    )
                     admitted, total = per_query(null & (p <= level), null)
                     got = table[(reference, arm, level, *names[name])]
                     assert got[0] == total.sum()
@@ -271,7 +288,8 @@ def test_null_calibration_shares_intervals_and_gold_rejection(fusion, truth):
 def candidate_p_values(fusion, truth) -> dict[str, np.ndarray]:
     rows = frame(fusion.wh, "SELECT b.query_row, b.doc_row, b.p AS p_bm25, b.exceedances = 1 AS floor_bm25, "
                  "d.p AS p_dense, d.exceedances = 1 AS floor_dense FROM models.arm_p_values AS b "
-                 "JOIN models.arm_p_values AS d ON d.arm = 'dense' AND d.query_row = b.query_row AND d.doc_row = b.doc_row "
+                 "JOIN models.arm_p_values AS d "
+                 "ON d.arm = 'dense' AND d.query_row = b.query_row AND d.doc_row = b.doc_row "
                  "WHERE b.arm = 'bm25'")  # fmt: skip
     rows["relevant"] = np.array([d in truth[q] for q, d in zip(rows["query_row"], rows["doc_row"])])
     return rows
@@ -336,7 +354,9 @@ def test_gaussian_approximation_and_measured_reversals(fusion, truth):
     for arm, query_row, doc_row, rank, listed in wh.sql(
         "SELECT arm, query_row, doc_row, rank, listed FROM models.fusion_candidates"
     ):
-        votes.setdefault(query_row, {}).setdefault(doc_row, [0.0, 0.0])[arm == "dense"] = 1 / (k + rank) if listed else 0.0
+        votes.setdefault(query_row, {}).setdefault(doc_row, [0.0, 0.0])[arm == "dense"] = (
+            1 / (k + rank) if listed else 0.0
+        )
     rrf = {(q, d): s for q, d, s in wh.sql("SELECT query_row, doc_row, score FROM models.fusion_rrf")}
     intents = [record["category"] for record in fusion.test]
     chosen = sorted(set(intents))[:3]
@@ -387,7 +407,8 @@ def test_cold_start_distance_is_ks_2samp_and_eta_is_the_panels_relevant_share(fu
     for arm in ("bm25", "dense"):
         for query_row in range(0, len(fusion.test), len(fusion.test) // SAMPLE):
             reference = np.array([s for (s,) in wh.sql(
-                "SELECT score FROM models.null_references WHERE arm = ? AND query_row = ?", [arm, query_row])])  # fmt: skip
+                "SELECT score FROM models.null_references WHERE arm = ? AND query_row = ?",
+                [arm, query_row])])  # fmt: skip
             nulls = [d for d in held_out if d not in truth[query_row]]
             scores = dict(wh.sql("SELECT doc_row, score FROM models.fusion_arms WHERE arm = ? AND query_row = ? AND "
                                  "list_contains(?, doc_row)", [arm, query_row, nulls]))  # fmt: skip
@@ -406,10 +427,12 @@ def test_doc_doc_transport_eq_22_to_24_and_its_held_out_validation(fusion, truth
     panel = np.stack(list(vectors.values()))
     pairs = (panel @ panel.T)[np.triu_indices(len(panel), k=1)]
     queries = {q: np.asarray(v, dtype=np.float64) for q, v in wh.sql(
-        "SELECT q.row_index, v.vector FROM raw.queries AS q JOIN raw.query_vectors AS v USING (corpus, qid)")}  # fmt: skip
+        "SELECT q.row_index, v.vector FROM raw.queries AS q "
+        "JOIN raw.query_vectors AS v USING (corpus, qid)")}  # fmt: skip
     blocks = np.asarray(block_draws(len(fusion.test), 10, 20261201))
     rows = {(f, lv, k): r for f, lv, k, *r in wh.sql(
-        "SELECT fold, level, kind, doc_pairs, mu_dd, sigma_dd, t_dd, mu_qd, mu_qd_eq22, sigma_qd, threshold, exceedance "
+        "SELECT fold, level, kind, doc_pairs, mu_dd, sigma_dd, t_dd, mu_qd, mu_qd_eq22, sigma_qd, threshold, "
+        "exceedance "
         "FROM models.null_transport")}  # fmt: skip
     held_out = held_out_documents(fusion)
     fold = 3
@@ -421,7 +444,9 @@ def test_doc_doc_transport_eq_22_to_24_and_its_held_out_validation(fusion, truth
     var_qd = np.trace(sigma_q @ sigma_d) + mu_q @ sigma_d @ mu_q + mu_d @ sigma_q @ mu_d
     for level in LEVELS:
         t_dd = np.quantile(pairs, 1 - level)
-        doc_pairs, mu_dd, sigma_dd, t, mu_qd, mu_qd_eq22, sigma_qd, threshold, exceedance = rows[(str(fold), level, "affine")]
+        doc_pairs, mu_dd, sigma_dd, t, mu_qd, mu_qd_eq22, sigma_qd, threshold, exceedance = rows[
+            (str(fold), level, "affine")
+        ]
         assert doc_pairs == len(pairs)
         assert (mu_dd, sigma_dd, t) == pytest.approx((pairs.mean(), pairs.std(), t_dd), rel=1e-5)
         assert mu_qd_eq22 == pytest.approx(mean_qd, rel=1e-6) and mu_qd == pytest.approx(mean_qd, rel=1e-5)
@@ -433,7 +458,8 @@ def test_doc_doc_transport_eq_22_to_24_and_its_held_out_validation(fusion, truth
         for q in tested:
             nulls = [d for d in held_out if d not in truth[q]]
             scores = np.array([s for (s,) in wh.sql(
-                "SELECT score FROM models.fusion_arms WHERE arm = 'dense' AND query_row = ? AND list_contains(?, doc_row)",
+                "SELECT score FROM models.fusion_arms WHERE arm = 'dense' AND query_row = ? "
+                "AND list_contains(?, doc_row)",
                 [q, nulls])])  # fmt: skip
             above.append(np.sum(scores >= threshold))
             total.append(len(scores))
@@ -458,7 +484,9 @@ def test_eq_26_acceptance_with_dkw_margins_in_independent_units(fusion, truth):
             golds.append(scores[first_gold])
         nulls, golds = np.sort(nulls), np.sort(golds)
         candidates = np.unique(np.concatenate([nulls, golds]))
-        j = np.searchsorted(nulls, candidates, side="right") / len(nulls) - np.searchsorted(golds, candidates, side="right") / len(golds)
+        j = np.searchsorted(nulls, candidates, side="right") / len(nulls) - np.searchsorted(
+            golds, candidates, side="right"
+        ) / len(golds)
         best = int(np.argmax(j))  # the first (lowest) of the maximising scores
         epsilon = lambda m: math.sqrt(math.log(4 / 0.05) / (2 * m))  # noqa: E731
         assert (m0, m1) == (len(fusion.test), len(fusion.test))
@@ -473,8 +501,12 @@ def test_stouffer_weights_are_sigma_inverse_delta_from_the_other_blocks(fusion, 
     sizes = 1001
     z = np.stack([stats.norm.ppf(1 - (rows[f"p_{arm}"] - 1 / (2 * sizes))) for arm in ("bm25", "dense")], axis=1)
     blocks = np.asarray(block_draws(len(fusion.test), 10, 20261201))[rows["query_row"]]
-    got = {f: r for f, *r in fusion.wh.sql(
-        "SELECT fold, delta_bm25, delta_dense, weight_bm25, weight_dense, monotone FROM models.stouffer_weights")}
+    got = {
+        f: r
+        for f, *r in fusion.wh.sql(
+            "SELECT fold, delta_bm25, delta_dense, weight_bm25, weight_dense, monotone FROM models.stouffer_weights"
+        )
+    }
     for fold in range(10):
         train = blocks != fold
         relevant, irrelevant = z[train & rows["relevant"]], z[train & ~rows["relevant"]]
@@ -500,7 +532,9 @@ def test_stages_after_admission_and_eq_20_at_every_transition(fusion, truth):
     qrels = {str(q): {str(d): 1 for d in docs} for q, docs in enumerate(truth)}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
     rankings: dict[str, dict[int, list[int]]] = {}
-    for system, query_key, doc_key in wh.sql("SELECT system, query_key, doc_key FROM models.rankings ORDER BY system, query_key, rank"):
+    for system, query_key, doc_key in wh.sql(
+        "SELECT system, query_key, doc_key FROM models.rankings ORDER BY system, query_key, rank"
+    ):
         rankings.setdefault(system, {}).setdefault(query_key, []).append(doc_key)
     retained = by_query(wh, "SELECT query_row, doc_row FROM models.admission WHERE admitted OR fallback")
     for rule in ("dense", "rrf", "mixture"):
@@ -521,7 +555,10 @@ def test_stages_after_admission_and_eq_20_at_every_transition(fusion, truth):
         return gains / ideal
 
     deltas = {(t, q): v for t, q, v in wh.sql("SELECT transition, query, delta FROM models.stage_ndcg_deltas")}
-    summary = {t: r for t, *r in wh.sql("SELECT transition, queries, mean_delta, improved, worsened FROM models.stage_transitions")}
+    summary = {
+        t: r
+        for t, *r in wh.sql("SELECT transition, queries, mean_delta, improved, worsened FROM models.stage_transitions")
+    }
     for from_stage, to_stage in fusion.params["stage_transitions"]:
         transition = f"{from_stage} -> {to_stage}"
         before, after = ndcg(from_stage), ndcg(to_stage)
@@ -542,10 +579,16 @@ def test_stages_after_admission_and_eq_20_at_every_transition(fusion, truth):
 def test_success_condition_is_the_declared_contrast(fusion):
     r = fusion.results
     task = r["success_condition"]["this_task"]
-    assert r["success_condition"]["declared"] == {"success_rule": "mixture", "success_baseline": "rrf",
-                                                  "success_measure": "nDCG@10", "success_tasks": ["scifact", "banking77"]}
+    assert r["success_condition"]["declared"] == {
+        "success_rule": "mixture",
+        "success_baseline": "rrf",
+        "success_measure": "nDCG@10",
+        "success_tasks": ["scifact", "banking77"],
+    }
     methods = r["methods"]
-    assert task["delta"] == pytest.approx(methods["mixture"]["nDCG@10"]["value"] - methods["rrf"]["nDCG@10"]["value"], abs=1e-15)
+    assert task["delta"] == pytest.approx(
+        methods["mixture"]["nDCG@10"]["value"] - methods["rrf"]["nDCG@10"]["value"], abs=1e-15
+    )
     contrast = r["contrasts"]["all"]["mixture - rrf"]["nDCG@10"]
     assert (task["ci_low"], task["ci_high"]) == (contrast["ci_low"], contrast["ci_high"])
     assert task["holds_on_task"] == (task["delta"] > 0) and task["tasks_declared"] == 2 and task["task_declared"]
@@ -575,7 +618,9 @@ def test_the_report_draws_section_9_from_the_csvs(study_reports):
     assert "Seed 003, section 9" in html
     svg = re.search(r'<svg[^>]*id="s9-calibration".*?</svg>', html, re.S).group(0)
     marks = re.findall(r'data-series="([^"]+)" data-label="([^"]+)" data-x="([^"]*)" data-y="([^"]*)"', svg)
-    rows = [row for row in __import__("csv").DictReader((folder / "null_calibration.csv").open()) if row["stratum"] == "all"]
+    rows = [
+        row for row in __import__("csv").DictReader((folder / "null_calibration.csv").open()) if row["stratum"] == "all"
+    ]
     assert {(s, float(y)) for s, _, _, y in marks} == {(f"{r['arm']} ({r['reference']})", float(r["null_share"]))
                                                           for r in rows}  # fmt: skip
     for ident in ("s9-gaussian", "s9-relevance-mixture", "s9-joint-relevant", "s9-joint-non-relevant"):

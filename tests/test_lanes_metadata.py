@@ -56,8 +56,10 @@ def test_a_missing_or_unknown_dimension_is_refused(lanes_subset_study):
     declared = dict(lanes_subset_study.study.protocol.outputs["classification"])
     fake = SimpleNamespace(protocol=SimpleNamespace(path="p.toml", outputs={"classification": declared}))
     assert len(classification(fake)) == 9
-    for broken, problem in (({**declared, "colour": ["x", "y"]}, "no dimension 'colour'"),
-                            ({k: v for k, v in declared.items() if k != "pipeline_type"}, "pipeline_type must be")):
+    for broken, problem in (
+        ({**declared, "colour": ["x", "y"]}, "no dimension 'colour'"),
+        ({k: v for k, v in declared.items() if k != "pipeline_type"}, "pipeline_type must be"),
+    ):
         fake.protocol.outputs = {"classification": broken}
         with pytest.raises(RankhouseError, match=problem):
             classification(fake)

@@ -166,7 +166,10 @@ def test_teis_shape_and_the_key():
 
 
 def test_parse_scores_wants_every_index_once():
-    assert parse_scores({"results": [{"index": 1, "relevance_score": 0.5}, {"index": 0, "relevance_score": 2}]}, 2) == (2.0, 0.5)
+    assert parse_scores({"results": [{"index": 1, "relevance_score": 0.5}, {"index": 0, "relevance_score": 2}]}, 2) == (
+        2.0,
+        0.5,
+    )
     assert parse_scores([{"index": 0, "score": -1.5}], 1) == (-1.5,)
     for bad in ({"results": [{"index": 0, "relevance_score": 1}]}, {"results": [{"index": 0, "relevance_score": 1},
                 {"index": 0, "relevance_score": 2}]}, {"results": [{"index": 0, "relevance_score": float("nan")},
@@ -214,7 +217,8 @@ def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
         stored = wh.sql("SELECT topic, unit, doc_id, chunk, score FROM raw.passage_scores ORDER BY ALL")
         texts = dict(((t, u, d, c), (ut, ct)) for t, u, d, c, ut, ct in wh.sql(
             "SELECT c.topic, u.unit, ch.doc_id, ch.chunk, u.text, ch.text FROM models.lane_candidates AS c "
-            "JOIN models.lane_chunks AS ch ON ch.doc_id = c.doc_id JOIN raw.lane_units AS u ON u.topic = c.topic"))  # fmt: skip
+            "JOIN models.lane_chunks AS ch ON ch.doc_id = c.doc_id "
+            "JOIN raw.lane_units AS u ON u.topic = c.topic"))  # fmt: skip
         for topic, unit, doc_id, chunk, score in stored:
             assert score == pytest.approx(relevance(*texts[(topic, unit, doc_id, chunk)]), abs=1e-15)
         replay = score_passages(wh, "tiny_lanes", scorer(server.url, batch=4))

@@ -518,9 +518,11 @@ def heatmap(
             value = cells.get((row, column))
             x0, y0 = left + cell_w * j, top + cell_h * i
             shade = 0.0 if value is None else value / largest
-            body.append(f'<rect class="mark" data-row="{escape(row)}" data-column="{escape(column)}" '
-                        f'data-value="{_data(value)}" x="{_c(x0)}" y="{_c(y0)}" width="{cell_w - 1}" '
-                        f'height="{cell_h - 1}" fill="{COLOURS[0]}" fill-opacity="{shade:.3f}" stroke="{GRID}"/>')
+            body.append(
+                f'<rect class="mark" data-row="{escape(row)}" data-column="{escape(column)}" '
+                f'data-value="{_data(value)}" x="{_c(x0)}" y="{_c(y0)}" width="{cell_w - 1}" '
+                f'height="{cell_h - 1}" fill="{COLOURS[0]}" fill-opacity="{shade:.3f}" stroke="{GRID}"/>'
+            )
             if value is not None:
                 ink = "white" if shade > 0.55 else INK
                 body.append(_text(x0 + cell_w / 2, y0 + cell_h / 2 + 4, f"{100 * value:.1f}%", "middle",

@@ -217,8 +217,19 @@ METHOD_ORDER = {
     "features": ["bm25", "cosine", "dot", "weighted"],
     "evidence": ["coverage", "dense", "typed", "oracle"],
     "lanes": ["combo", "breadth", "narrative"],
-    "fusion": ["bm25", "dense", "rrf", "rsf", "mixture", "fisher", "stouffer", "dense_admitted", "rrf_admitted",
-               "mixture_admitted", "stouffer_learned"],
+    "fusion": [
+        "bm25",
+        "dense",
+        "rrf",
+        "rsf",
+        "mixture",
+        "fisher",
+        "stouffer",
+        "dense_admitted",
+        "rrf_admitted",
+        "mixture_admitted",
+        "stouffer_learned",
+    ],
 }
 EXTRA_MEASURES = ["macro-Top-1", "coverage", "redundancy", "pair_cosine", "objective", "gained_vs_dense",
                   "lost_vs_dense"]  # fmt: skip
@@ -496,8 +507,16 @@ def _section9(folder: Folder) -> Section | None:
         for row in stages:
             c = contrasts.get(f"{row['to_stage']} - {row['from_stage']}", {}).get("nDCG@10")
             interval = f"[{number(c['ci_low'], signed=True)}, {number(c['ci_high'], signed=True)}]" if c else ""
-            rows.append([row["transition"], number(_float(row["mean_delta"]), signed=True), interval,
-                         number(_int(row["improved"])), number(_int(row["worsened"])), number(_int(row["unchanged"]))])
+            rows.append(
+                [
+                    row["transition"],
+                    number(_float(row["mean_delta"]), signed=True),
+                    interval,
+                    number(_int(row["improved"])),
+                    number(_int(row["worsened"])),
+                    number(_int(row["unchanged"])),
+                ]
+            )
         blocks.append(Table(["transition", "mean delta nDCG@10 (eq. 20)", "95% interval", "improved", "worsened",
                              "unchanged"], rows, [False, True, True, True, True, True],
                             "Stage separation: eq. 20 per query at every declared transition (stage_transitions.csv; "
@@ -544,11 +563,24 @@ def _section9(folder: Folder) -> Section | None:
             cells = {(row["bm25_bin"], row["dense_bin"]): float(row["share"]) for row in joint
                      if row["relevant"] == relevant}  # fmt: skip
             ident = f"s9-joint-{slug(name)}"
-            svg = plots.heatmap(ident, f"Joint p-values of {name} candidates", cells, order, order,
-                                x_axis="dense p-value bin", y_axis="BM25 p-value bin",
-                                desc=f"The share of {name} candidates in each cell of (BM25 p bin, dense p bin).")
-            figures.append(Figure(ident, f"Joint p-values of {name} candidates", svg,
-                                  f"{name.capitalize()} candidates (relevance_joint.csv)."))
+            svg = plots.heatmap(
+                ident,
+                f"Joint p-values of {name} candidates",
+                cells,
+                order,
+                order,
+                x_axis="dense p-value bin",
+                y_axis="BM25 p-value bin",
+                desc=f"The share of {name} candidates in each cell of (BM25 p bin, dense p bin).",
+            )
+            figures.append(
+                Figure(
+                    ident,
+                    f"Joint p-values of {name} candidates",
+                    svg,
+                    f"{name.capitalize()} candidates (relevance_joint.csv).",
+                )
+            )
         blocks.append(Figures(figures))
     errors = folder.table("arm_error_rates.csv")
     if errors:
@@ -583,9 +615,15 @@ def _section9(folder: Folder) -> Section | None:
                             y_axis="measured: P(RRF right) - P(dense right)", desc="Per query group and pair set, "
                             "the change in pairwise accuracy from dense to RRF that the Gaussian approximation "
                             "predicts and the one measured; negative is harm.", diagonal=True)  # fmt: skip
-        blocks.append(Figure("s9-gaussian", "Gaussian approximation against measured reversals", svg,
-                             "One point per query group and pair set (all pairs; near-top: a document in either "
-                             "top 10); on the dashed line the approximation is exact (gaussian_reversals.csv)."))
+        blocks.append(
+            Figure(
+                "s9-gaussian",
+                "Gaussian approximation against measured reversals",
+                svg,
+                "One point per query group and pair set (all pairs; near-top: a document in either "
+                "top 10); on the dashed line the approximation is exact (gaussian_reversals.csv).",
+            )
+        )
         overall = [g for g in gaussian if g["query_group"] == "all"]
         agree = sum(_true(g["predicted_harm"]) == _true(g["measured_harm"]) for g in groups)
         blocks.append(Table(
@@ -624,10 +662,12 @@ def _section9(folder: Folder) -> Section | None:
               f"{number(_float(t['ci_high']))}]", number(len({f['fold'] for f in folds}))]
              for t in transport if t["fold"] == "all"],
             [True, False, True, True],
-            f"Doc-doc null transported to the query-doc null (eq. 22-24), dense arm: {number(_int(first.get('doc_pairs')))} "
-            f"panel pairs, mu_DD {number(_float(first.get('mu_dd')))}, sigma_DD {number(_float(first.get('sigma_dd')))}; "
+            f"Doc-doc null transported to the query-doc null (eq. 22-24), dense arm: "
+            f"{number(_int(first.get('doc_pairs')))} panel pairs, mu_DD {number(_float(first.get('mu_dd')))}, "
+            f"sigma_DD {number(_float(first.get('sigma_dd')))}; "
             f"fold {first.get('fold')}: mu_QD {number(_float(first.get('mu_qd')))} (eq. 22 from the mean vectors: "
-            f"{number(_float(first.get('mu_qd_eq22')))}), sigma_QD {number(_float(first.get('sigma_qd')))}. Each held-out "
+            f"{number(_float(first.get('mu_qd_eq22')))}), sigma_QD {number(_float(first.get('sigma_qd')))}. Each "
+            "held-out "
             "block is tested with thresholds from the other blocks; exceedance should equal the level (per fold: "
             "transport.csv)."))  # fmt: skip
     separation = folder.table("separation.csv")
@@ -645,7 +685,8 @@ def _section9(folder: Folder) -> Section | None:
     if weights:
         learned = r.get("methods", {}).get("stouffer_learned", {})
         fixed = r.get("methods", {}).get("stouffer", {})
-        measures = ", ".join(f"{m} {number(learned[m]['value'])} (fixed weights {number(fixed.get(m, {}).get('value'))})"
+        measures = ", ".join(f"{m} {number(learned[m]['value'])} (fixed weights "
+                             f"{number(fixed.get(m, {}).get('value'))})"
                              for m in ("nDCG@10", "Top-1") if m in learned)  # fmt: skip
         blocks.append(Table(
             ["fold", "delta_bm25", "delta_dense", "weight_bm25", "weight_dense", "monotone"],

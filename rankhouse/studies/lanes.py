@@ -146,8 +146,16 @@ def write_metadata(study: Study, evaluation: Evaluation, out: Path, runs: list[P
         "study": study.protocol.name,
         "freeze_id": freeze.freeze_id,
         "protocol_sha256": study.protocol.sha256,
-        "runs": {path.stem: {"file": f"runs/{path.name}", "sha256": file_sha256(path), "priority": RUNS[path.stem][0],
-                             "ordering": RUNS[path.stem][1]} for path in runs if path.stem in RUNS},  # fmt: skip
+        "runs": {
+            path.stem: {
+                "file": f"runs/{path.name}",
+                "sha256": file_sha256(path),
+                "priority": RUNS[path.stem][0],
+                "ordering": RUNS[path.stem][1],
+            }
+            for path in runs
+            if path.stem in RUNS
+        },  # fmt: skip
         "classification": rows,
         "provenance": {
             "lane_source": study.protocol.parameters.get("lane_source"),
