@@ -1022,6 +1022,11 @@ def read(directory: Path) -> Report:
         facts.append(("extractor", f"{extractor.get('extractor')} (provider {extractor.get('provider')})"))
         if extractor.get("stand_in"):
             banner = f"Every figure here is a stand-in's. {extractor.get('note', '')}"
+    bundle = r.get("stand_in")
+    if isinstance(bundle, dict):
+        facts.append(("stand-in", "yes" if bundle.get("stand_in") else "no"))
+        if bundle.get("stand_in"):
+            banner = f"Every figure here is a stand-in's. {bundle.get('note') or ''}".strip()
     report = Report(title, kind, facts, banner)
     for build in SECTIONS[kind]:
         section = build(folder, kind)
