@@ -43,8 +43,8 @@ def questions_file(ids=("t1", "t2"), vectors=None) -> bytes:
 
 @pytest.fixture
 def bundle(wh, tmp_path):
-    paths = write_bundle(tmp_path / "b", {"tasks.jsonl": GOOD["tasks.jsonl"], "documents.jsonl": GOOD["documents.jsonl"],
-                                          "question_vectors.parquet": questions_file()})  # fmt: skip
+    files = {name: GOOD[name] for name in ("tasks.jsonl", "documents.jsonl")}
+    paths = write_bundle(tmp_path / "b", {**files, "question_vectors.parquet": questions_file()})
     load_evidence_tasks(wh, paths["tasks.jsonl"])
     load_evidence_documents(wh, paths["documents.jsonl"])
     return paths

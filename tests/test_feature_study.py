@@ -45,7 +45,11 @@ def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("feature_study")
     db = root / "study.duckdb"
     command = [sys.executable, "-m", "rankhouse", "study", "prepare", str(PROTOCOL), "--db", str(db)]
-    settings = {"RANKHOUSE_EXTRACT_RATE": "1000", "RANKHOUSE_EXTRACT_CONCURRENCY": "4"}
+    settings = {
+        "RANKHOUSE_EXTRACT_RATE": "1000",
+        "RANKHOUSE_EXTRACT_CONCURRENCY": "4",
+        "RANKHOUSE_EXTRACT_NO_SMOKE": "the loopback server of the tests (the smoke gate: test_extraction)",
+    }
     with FakeLLM(delay=0.01) as server, pytest.MonkeyPatch.context() as patch:
         env = {"RANKHOUSE_LLM_URL": server.url, "RANKHOUSE_LLM_MODEL": "asked-model", **settings}
         server.hold_after = HELD_AFTER
@@ -63,6 +67,8 @@ def study(tmp_path_factory):
         server.release.set()
         with Warehouse(db) as wh:
             committed = wh.sql("SELECT count(DISTINCT (split, row_index)) FROM raw.feature_values")[0][0]
+            killed = wh.sql("SELECT count(*) FILTER (WHERE possibly_charged) FROM raw.extraction_calls "
+                            "WHERE status = 'in_flight'")[0][0]  # fmt: skip
         server.hold_after = None
         for name, value in env.items():
             patch.setenv(name, value)
@@ -74,7 +80,7 @@ def study(tmp_path_factory):
         answers = Counter(server.answers)
     yield SimpleNamespace(
         wh=wh, study=run, evaluation=evaluation, out=root / "out", written=written, answers=answers,
-        committed=committed, results=json.loads((root / "out" / "results.json").read_text()),
+        committed=committed, killed=killed, results=json.loads((root / "out" / "results.json").read_text()),
         train=rows("train.csv"), test=rows("test.csv"),
     )  # fmt: skip
     wh.close()
@@ -82,6 +88,7 @@ def study(tmp_path_factory):
 
 def test_the_kill_left_a_resumable_store_and_no_message_was_extracted_twice(study):
     assert 0 < study.committed <= HELD_AFTER  # killed in the middle: some rows committed, most not
+    assert study.killed >= 1  # the attempts in flight at the kill stay in the receipts, possibly charged
     texts = Counter(r["text"] for r in study.train + study.test)
     groups = tomllib.loads((ROOT / "studies" / "banking77_groups.toml").read_text())["group"]
     phrases = Counter(p for g in groups for p in g["paraphrases"])

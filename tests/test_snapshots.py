@@ -230,7 +230,8 @@ def extraction_models() -> tuple[Project, dict, list[str]]:
 
 def build_extraction(wh: Warehouse) -> None:
     """The retrieval fixture's messages in a complete extraction store (tests/fixtures/features schema),
-    with hand-made attempts: two retried rows, an E3 phrase, and calls of another provider and schema."""
+    with hand-made attempts: two retried rows, one killed in flight and retried, an E3 phrase, and calls
+    of another provider and schema."""
     from datetime import datetime, timedelta
 
     from rankhouse.loaders import load_documents, load_feature_schema, load_queries
@@ -248,6 +249,7 @@ def build_extraction(wh: Warehouse) -> None:
         wh.sql("INSERT INTO raw.feature_values SELECT 'tiny', ?, ?, ?, 'http:m', unnest(?::VARCHAR[]), "
                "unnest(?::DOUBLE[])", [split, row, sha, features, [round(v, 3) for v in values]])  # fmt: skip
         attempts = ["http_429", "ok"] if n == 2 else ["timeout", "malformed", "ok"] if n == 9 else ["ok"]
+        attempts = ["in_flight", "ok"] if n == 5 else attempts  # an attempt killed in flight, then retried
         for attempt, status in enumerate(attempts, start=1):
             ok = status == "ok"
             wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', ?, ?, ?, 'http:m', ?, 'http', ?, ?, ?, ?, ?, ?, "

@@ -130,7 +130,8 @@ def generate_plans(context, key: str, options: dict) -> None:  # noqa: ANN001 - 
 # -- the bundle as used ----------------------------------------------------------------------------
 BUNDLE_FILES = {"evidence.tasks": "tasks.jsonl", "evidence.documents": "documents.jsonl",
                 "evidence.pool": "pool-key.json", "evidence.judgments": "judgments.jsonl",
-                "evidence.vectors": "vectors.parquet", "evidence.question_vectors": "question_vectors.parquet"}  # fmt: skip
+                "evidence.vectors": "vectors.parquet",
+                "evidence.question_vectors": "question_vectors.parquet"}  # fmt: skip
 
 
 def export_bundle(wh: Warehouse, bundle: str, inputs: Sequence, out: Path) -> dict[str, str]:
