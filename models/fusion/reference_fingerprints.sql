@@ -15,7 +15,7 @@
 --   contract, tie policy and schema version; and a SHA-256 over all of them. The panel's ids and the
 --   corpus files' SHA-256 are in the freeze that holds this table, and so is the timestamp: a model
 --   that read a clock would not rebuild to the same rows, so the freeze's creation time is the
---   reference's (the writer shows it beside the card, reference_fingerprints.csv's frozen_at).
+--   reference's (the writer shows it beside the cards: results.json reference.frozen_at, and the report).
 WITH panel AS (
     SELECT panel, corpus, min(seed) AS panel_seed, count(*) AS panel_size
     FROM models.null_panels

@@ -462,6 +462,10 @@ def _fusion_section(folder: Folder) -> Section:
                 + ".",
             )
         )
+    frozen_at = (folder.results.get("reference") or {}).get("frozen_at")
+    if frozen_at:
+        blocks.append(Text(f"The references were frozen at {frozen_at} (the freeze's time: section 10's timestamp of "
+                           "the identity cards below, whose SHA-256 covers every other field)."))  # fmt: skip
     for name, title in (("admission.csv", "Admission (eq. 27)"), ("reference_bounds.csv", "Reference bounds (DKW)"),
                         ("reference_fingerprints.csv", "Reference identity cards")):  # fmt: skip
         rows = folder.table(name)

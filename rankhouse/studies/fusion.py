@@ -16,7 +16,6 @@ from pathlib import Path
 from rankhouse.studies import fusion_measurements
 from rankhouse.studies.common import header, write_csv, write_json, write_runs
 from rankhouse.study import Evaluation, Study
-from rankhouse.warehouse.render import literal
 
 ARMS = ["bm25", "dense"]
 P_VALUE_RULES = ("mixture", "fisher", "stouffer")
@@ -84,10 +83,10 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
         "reference_fingerprints.csv": (
             ["arm", "scorer", "dimension", "tokenizer", "corpus_documents", "panel", "panel_seed", "panel_size",
              "reference_size", "tail_convention", "version", "combiner", "arm_applicability", "depth_contract",
-             "tie_policy", "schema_version", "fingerprint", "frozen_at"],
+             "tie_policy", "schema_version", "fingerprint"],
             "SELECT arm, scorer, dimension, tokenizer, corpus_documents, panel, panel_seed, panel_size, "
             "reference_size, tail_convention, version, combiner, arm_applicability, depth_contract, tie_policy, "
-            f"schema_version, fingerprint, {literal(frozen_at)} FROM models.reference_fingerprints ORDER BY arm"),
+            "schema_version, fingerprint FROM models.reference_fingerprints ORDER BY arm"),
         "tail_saturation.csv": (["arm", "candidates", "at_floor", "share_at_floor"],
                                 "SELECT arm, candidates, at_floor, share_at_floor FROM models.tail_saturation "
                                 "ORDER BY arm"),
