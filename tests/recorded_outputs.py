@@ -45,8 +45,12 @@ LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line
 # to 3,080 * 2^-53 = 3.4e-13 of their value (seen: BM25's P@5, 0.7033766233766198 for 10832 / 15400).
 RELATIVE, ABSOLUTE = 4e-13, 2e-15
 NDCG_UNIT = 1e-11  # the evidence study's old nDCG@5: five DCG terms and five ideal ones, each to 1e-12
-IGNORED = {"/protocol_sha256", "/passage_scoring/scored_at", "/passage_scoring/seconds",
-           "/reference/frozen_at"}  # the last: when a fusion study's freeze was made (issue 36)
+IGNORED = {
+    "/protocol_sha256",
+    "/passage_scoring/scored_at",
+    "/passage_scoring/seconds",
+    "/reference/frozen_at",
+}  # the last: when a fusion study's freeze was made (issue 36)
 # What exact tie keys changed (issue 12), by study: run files whose order of mathematically equal scores,
 # or whose scores' last digit, moved; and the systems whose measures moved with their order (Fisher's
 # equal products reorder candidates from rank 3 down). Their values are not compared; the tie tests
