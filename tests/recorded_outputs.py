@@ -38,7 +38,6 @@ ADDED = {
     "report.md",
     "figures",
     "metadata.json",
-    "classification.md",
 }  # the last two: the lanes study's (issue 36: seed 002's metadata and classification)
 LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line count
 # A naive sum of n doubles can be off by n units in the last place: the old means over 3,080 queries by up

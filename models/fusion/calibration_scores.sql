@@ -75,7 +75,7 @@ panel_sizes AS (
 ),
 
 panel_p_values AS (
-    {{ exceedance_p_values('models.null_references', 'tested', ['arm', 'corpus', 'query_row'], [('doc_row', 'BIGINT')], 'panel_sizes') | indent(4) }}
+    {{ exceedance_p_values('models.null_references', 'tested', ['arm', 'corpus', 'query_row'], [('doc_row', 'BIGINT')], 'panel_sizes', 'panel_') | indent(4) }}
 ),
 
 -- The retained real queries' reference: each query's scores of the first pooled_panel_size panel
@@ -109,11 +109,11 @@ own_block_sizes AS (
 
 -- The other blocks' count is every block's minus the query's own block's.
 every_block AS (
-    {{ exceedance_p_values('references_by_block', 'tested_by_block', ['arm', 'corpus'], [('query_row', 'BIGINT'), ('doc_row', 'BIGINT')], 'every_block_sizes') | indent(4) }}
+    {{ exceedance_p_values('references_by_block', 'tested_by_block', ['arm', 'corpus'], [('query_row', 'BIGINT'), ('doc_row', 'BIGINT')], 'every_block_sizes', 'every_') | indent(4) }}
 ),
 
 own_block AS (
-    {{ exceedance_p_values('references_by_block', 'tested_by_block', ['arm', 'corpus', 'block'], [('query_row', 'BIGINT'), ('doc_row', 'BIGINT')], 'own_block_sizes') | indent(4) }}
+    {{ exceedance_p_values('references_by_block', 'tested_by_block', ['arm', 'corpus', 'block'], [('query_row', 'BIGINT'), ('doc_row', 'BIGINT')], 'own_block_sizes', 'own_') | indent(4) }}
 ),
 
 arm_rows AS (

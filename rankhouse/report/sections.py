@@ -781,6 +781,25 @@ def _lanes_section(folder: Folder) -> Section:
                 "model_fingerprint"]  # fmt: skip
         blocks.append(Table(["passage scoring", "value"], [[k, _value(receipt.get(k))] for k in keys if k in receipt],
                             [False, True], "The latest passage-scoring receipt."))  # fmt: skip
+    metadata_path = folder.path / "metadata.json"
+    if metadata_path.is_file():
+        metadata = folder._json(metadata_path)
+        rows = [[r["dimension"], r["answer"], r["rationale"]] for r in metadata.get("classification", [])]
+        blocks.append(Table(["Portal dimension", "Recorded answer", "Rationale"], rows, caption="Run classification "
+                            "(seed 002's table, declared in the protocol; metadata.json)."))  # fmt: skip
+        runs = [[name, str(r.get("priority")), r.get("ordering", ""), r.get("sha256", "")]
+                for name, r in metadata.get("runs", {}).items()]  # fmt: skip
+        blocks.append(Table(["run", "priority", "ordering", "SHA-256"], runs, [False, True, False, False],
+                            "The runs as written (metadata.json)."))  # fmt: skip
+        provenance = metadata.get("provenance", {})
+        scorer = provenance.get("scorer") or {}
+        blocks.append(Text(
+            f"Provenance: source lanes (lanes.run) SHA-256 {provenance.get('source_lanes_sha256')}; narratives "
+            f"SHA-256 {provenance.get('narratives_sha256')}; passage scorer {scorer.get('scorer')} "
+            f"({scorer.get('model')}, revision {scorer.get('revision')}, fingerprint {scorer.get('fingerprint')}"
+            f"{', a stand-in for the seed' + chr(39) + 's cross-encoder' if scorer.get('stand_in') else ''}); chunker "
+            f"{(provenance.get('chunker') or {}).get('chunker')}."
+        ))  # fmt: skip
     return Section("lanes", "Candidate sets", blocks)
 
 

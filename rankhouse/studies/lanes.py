@@ -4,7 +4,7 @@ with a manifest of hashes and per-topic receipts.
 
 results.json `methods.<combo|breadth|narrative>.<P@10|R@10|nDCG@10|RR>.value`, `candidates`,
 `passage_scoring`; per_query.csv; k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json;
-metadata.json and classification.md (seed 002's compact provenance and its run classification table).
+metadata.json (seed 002's compact provenance and its run classification table, which the report shows).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def classification(study: Study) -> list[dict]:
 def write_metadata(study: Study, evaluation: Evaluation, out: Path, runs: list[Path], found: dict) -> list[Path]:
     """metadata.json (seed 002's compact provenance: the runs with their SHA-256, the classification, the
     source lanes', the narratives' and the documents' SHA-256, the scorer's identity and revision, the
-    chunker, the scoring receipt) and classification.md (the same table, for people)."""
+    chunker, the scoring receipt); the report draws the classification table from it."""
     from rankhouse.lanes import scorer_identity
     from rankhouse.loaders.sources import sha256_file as file_sha256
 
@@ -169,25 +169,7 @@ def write_metadata(study: Study, evaluation: Evaluation, out: Path, runs: list[P
         },
         "candidates": found["candidates"],
     }
-    table = ["| Portal dimension | Recorded answer | Rationale |", "|---|---|---|"]
-    table += [f"| {r['dimension']} | `{r['answer']}` | {r['rationale']} |" for r in rows]
-    scorer = metadata["provenance"]["scorer"] or {}
-    text = "\n".join([
-        f"# {study.protocol.name}: run classification and provenance", "",
-        f"Freeze {freeze.freeze_id}; protocol SHA-256 {study.protocol.sha256}.", "", *table, "",
-        "| Run | Priority | Ordering | SHA-256 |", "|---|---|---|---|",
-        *[f"| {name} | {r['priority']} | {r['ordering']} | `{r['sha256']}` |" for name, r in metadata["runs"].items()],
-        "", f"- Source lanes (lanes.run) SHA-256: `{metadata['provenance']['source_lanes_sha256']}`",
-        f"- Narratives SHA-256: `{metadata['provenance']['narratives_sha256']}`",
-        f"- Passage scorer: {scorer.get('scorer')} ({scorer.get('model')}, revision {scorer.get('revision')}, "
-        f"fingerprint `{scorer.get('fingerprint')}`)", "",
-    ])  # fmt: skip
-    return [write_json(out / "metadata.json", metadata), _write_text(out / "classification.md", text)]
-
-
-def _write_text(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+    return [write_json(out / "metadata.json", metadata)]
 
 
 def table(study: Study, evaluation: Evaluation) -> str:

@@ -7,12 +7,15 @@
     Both relations have the partition's columns and `score`; the tested one also the `carried` columns
     (a list of (name, type) pairs), which the result keeps. `reference_sizes`, when given, is a relation of
     the partition's columns and reference_size (m counted by a GROUP BY, which spares a second window over
-    millions of rows); else m is counted by a window. A whole query (WITH ... SELECT). -#}
-{% macro exceedance_p_values(reference, tested, partition, carried, reference_sizes=none) -%}
+    millions of rows); else m is counted by a window. `prefix` names its CTEs (<prefix>pooled,
+    <prefix>counted), so that one model can hold it several times (Spark refuses duplicate CTE names,
+    even nested). A whole query (WITH ... SELECT). -#}
+{% macro exceedance_p_values(reference, tested, partition, carried, reference_sizes=none, prefix="") -%}
 {%- set keys = partition | join(", ") -%}
 {%- set names = carried | map(attribute=0) | join(", ") -%}
-{%- set c = "counted." if reference_sizes else "" -%}
-WITH pooled AS (
+{%- set counted = prefix ~ "counted" -%}
+{%- set c = counted ~ "." if reference_sizes else "" -%}
+WITH {{ prefix }}pooled AS (
     SELECT {{ keys }}, score, 1 AS is_reference, {% for name, type in carried %}CAST(NULL AS {{ type }}) AS {{ name }}{{ ", " if not loop.last }}{% endfor %}
     FROM {{ reference }}
     UNION ALL
@@ -20,7 +23,7 @@ WITH pooled AS (
     FROM {{ tested }}
 ),
 
-counted AS (
+{{ counted }} AS (
     SELECT
         {{ keys }},
         {{ names }},
@@ -34,7 +37,7 @@ counted AS (
         {%- if not reference_sizes %},
         sum(is_reference) OVER (PARTITION BY {{ keys }}) AS reference_size
         {%- endif %}
-    FROM pooled
+    FROM {{ prefix }}pooled
 )
 
 SELECT
@@ -44,9 +47,9 @@ SELECT
     1 + {{ c }}references_at_or_above AS exceedances,
     (1 + {{ c }}references_at_or_above) / (reference_size + 1) AS p,
     reference_size
-FROM counted
+FROM {{ counted }}
 {%- if reference_sizes %}
-JOIN {{ reference_sizes }} AS sizes ON {% for key in partition %}sizes.{{ key }} = counted.{{ key }}{{ " AND " if not loop.last }}{% endfor %}
+JOIN {{ reference_sizes }} AS sizes ON {% for key in partition %}sizes.{{ key }} = {{ counted }}.{{ key }}{{ " AND " if not loop.last }}{% endfor %}
 {%- endif %}
 WHERE {{ c }}is_reference = 0
 {%- endmacro %}
