@@ -180,6 +180,16 @@ def test_a_vector_that_is_not_unit_norm_stops_prepare(tmp_path):
 
 
 # -- null calibration on held-out blocks ------------------------------------------------------------
+def arm_scores(wh, arm: str, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """The arm's scores (its full ranking, fusion_arms) of the given (query_row, doc_row) pairs, in one scan."""
+    rows = wh.sql(
+        "SELECT a.query_row, a.doc_row, a.score FROM models.fusion_arms AS a JOIN (SELECT unnest(?) AS query_row, "
+        "unnest(?) AS doc_row) AS w ON w.query_row = a.query_row AND w.doc_row = a.doc_row WHERE a.arm = ?",
+        [[q for q, _ in pairs], [d for _, d in pairs], arm],
+    )
+    return {(q, d): s for q, d, s in rows}
+
+
 def held_out_documents(fusion) -> list[int]:
     panel = {r for (r,) in fusion.wh.sql("SELECT doc_row FROM raw.null_panels WHERE panel = 'null_panel'")}
     order = panel_draws(len(fusion.train), len(fusion.train), 20261202).tolist()
@@ -453,17 +463,10 @@ def test_doc_doc_transport_eq_22_to_24_and_its_held_out_validation(fusion, truth
         assert sigma_qd == pytest.approx(math.sqrt(var_qd), rel=1e-4)
         assert threshold == pytest.approx(mu_qd + sigma_qd / sigma_dd * (t - mu_dd), rel=1e-12)  # eq. 24
         assert rows[(str(fold), level, "multiplicative")][7] == pytest.approx(sigma_qd / sigma_dd * t, rel=1e-12)
-        tested = [q for q in range(len(fusion.test)) if blocks[q] == fold]
-        above, total = [], []
-        for q in tested:
-            nulls = [d for d in held_out if d not in truth[q]]
-            scores = np.array([s for (s,) in wh.sql(
-                "SELECT score FROM models.fusion_arms WHERE arm = 'dense' AND query_row = ? "
-                "AND list_contains(?, doc_row)",
-                [q, nulls])])  # fmt: skip
-            above.append(np.sum(scores >= threshold))
-            total.append(len(scores))
-        assert exceedance == pytest.approx(np.sum(above) / np.sum(total), rel=1e-12)
+        tested = [(q, d) for q in range(len(fusion.test)) if blocks[q] == fold for d in held_out if d not in truth[q]]
+        scores = np.array(list(arm_scores(wh, "dense", tested).values()))
+        assert len(scores) == len(tested)
+        assert exceedance == pytest.approx(np.mean(scores >= threshold), rel=1e-12)
 
 
 def test_eq_26_acceptance_with_dkw_margins_in_independent_units(fusion, truth):
@@ -474,15 +477,10 @@ def test_eq_26_acceptance_with_dkw_margins_in_independent_units(fusion, truth):
         "SELECT arm, null_units, relevant_units, threshold, j_hat, epsilon_null, epsilon_relevant, j_lower, accepted "
         "FROM models.separation_acceptance WHERE arm IN ('bm25', 'dense')"
     ):
-        nulls, golds = [], []
-        for q in range(len(fusion.test)):
-            first_null = next(d for d in held_out if d not in truth[q])
-            first_gold = min(truth[q], key=order.__getitem__)
-            scores = dict(wh.sql("SELECT doc_row, score FROM models.fusion_arms WHERE arm = ? AND query_row = ? AND "
-                                 "doc_row IN (?, ?)", [arm, q, first_null, first_gold]))  # fmt: skip
-            nulls.append(scores[first_null])
-            golds.append(scores[first_gold])
-        nulls, golds = np.sort(nulls), np.sort(golds)
+        first_nulls = [(q, next(d for d in held_out if d not in truth[q])) for q in range(len(fusion.test))]
+        first_golds = [(q, min(truth[q], key=order.__getitem__)) for q in range(len(fusion.test))]
+        scores = arm_scores(wh, arm, first_nulls + first_golds)
+        nulls, golds = np.sort([scores[p] for p in first_nulls]), np.sort([scores[p] for p in first_golds])
         candidates = np.unique(np.concatenate([nulls, golds]))
         j = np.searchsorted(nulls, candidates, side="right") / len(nulls) - np.searchsorted(
             golds, candidates, side="right"
