@@ -48,6 +48,14 @@ FUNCTIONS = {
             "seed 000's greedy facet-coverage selection: (doc_ids, gains per facet, pair penalties, budget, "
             "program SHA-256) -> the selected doc_ids in selection order",
         ),
+        Function(
+            "semantic_chunks",
+            "rankhouse.chunking:chunks_udf",
+            ("VARCHAR", "INTEGER", "INTEGER"),
+            "STRUCT(start INTEGER, length INTEGER)[]",
+            "seed 002's semantic chunker: (text, size, overlap) -> the chunks' 0-based starts and lengths in "
+            "characters, cut at sentence and paragraph boundaries",
+        ),
     )
 }
 

@@ -79,7 +79,10 @@ GENERATORS = {
         Generator("permutation_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_permutation_plan",
                   "a seeded sign-flip plan (paired randomization test) over a corpus's queries, in row order"),
         Generator("null_panel", ("corpus", "seed", "size"), "rankhouse.resample:generate_panel",
-                  "a seeded random panel of a corpus's documents (a null reference, seed 003)"),
+                  "a seeded random panel of a corpus's documents (a null reference, seed 003); size \"all\": "
+                  "a seeded order of every document"),
+        Generator("query_blocks", ("corpus", "seed", "blocks"), "rankhouse.resample:generate_blocks",
+                  "a seeded partition of a corpus's queries into held-out blocks (seed 003, section 9)"),
         Generator("evidence_vectors", ("bundle",), "rankhouse.studies.evidence:generate_vectors",
                   "MiniLM vectors of an evidence bundle's documents and of every task's facets (seed 000)"),
         Generator("evidence_plan", ("bundle", "seed", "replicates"), "rankhouse.studies.evidence:generate_plans",

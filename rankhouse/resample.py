@@ -125,9 +125,12 @@ def panel_draws(documents: int, size: int, seed: int) -> np.ndarray:
 
 
 @writes_inputs
-def store_panel(wh: Warehouse, panel: str, corpus: str, size: int, seed: int) -> LoadResult:
-    """Draw (or keep, if identical) the null reference panel `panel` of `corpus`; one transaction."""
+def store_panel(wh: Warehouse, panel: str, corpus: str, size: int | str, seed: int) -> LoadResult:
+    """Draw (or keep, if identical) the null reference panel `panel` of `corpus`; one transaction. A
+    `size` of "all" draws every document: a seeded random order of the whole corpus (the fusion study's
+    held-out calibration sample is its first documents outside the reference panel)."""
     documents = wh.sql("SELECT count(*) FROM raw.documents WHERE corpus = ?", [corpus])[0][0]
+    size = documents if size == "all" else int(size)
     rows = panel_draws(documents, size, seed)
     spec = {"kind": "null_panel", "corpus": corpus, "documents": documents, "size": size, "seed": seed,
             "rng": "numpy PCG64 choice without replacement"}  # fmt: skip
@@ -176,6 +179,49 @@ def generate_permutation_plan(context, key: str, options: dict) -> None:  # noqa
 
 
 def generate_panel(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
-    """The `null_panel` generator: panel `key` of `options["size"]` documents of `options["corpus"]`."""
-    context.say(str(store_panel(context.wh, key, str(options["corpus"]), int(options["size"]), int(options["seed"]))))
+    """The `null_panel` generator: panel `key` of `options["size"]` documents of `options["corpus"]` (a
+    whole number, or "all" for a seeded order of every document)."""
+    size = options["size"]
+    if size != "all" and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise RankhouseError(f'null panel {key}: size is a whole number of documents or "all", not {size!r}')
+    context.say(str(store_panel(context.wh, key, str(options["corpus"]), size, int(options["seed"]))))
     context.produced("raw.null_panels", {"panel": key}, key)
+
+
+def block_draws(units: int, blocks: int, seed: int) -> np.ndarray:
+    """The block (0 .. blocks - 1) of each of `units` units: a seeded random permutation (numpy PCG64) dealt
+    out in turn, so that block sizes differ by at most one.
+
+    >>> block_draws(7, 3, 1).tolist() == block_draws(7, 3, 1).tolist(), sorted(block_draws(7, 3, 1).tolist())
+    (True, [0, 0, 0, 1, 1, 2, 2])
+    """
+    if not 1 <= blocks <= units:
+        raise ValueError(f"{blocks} blocks of {units} units")
+    order = np.random.default_rng(seed).permutation(units)
+    assigned = np.empty(units, dtype=np.int32)
+    assigned[order] = np.arange(units, dtype=np.int32) % blocks
+    return assigned
+
+
+@writes_inputs
+def store_block_plan(wh: Warehouse, plan: str, units: int, blocks: int, seed: int) -> LoadResult:
+    """Make (or keep, if identical) the held-out block plan `plan` in raw.resample_plans, one transaction:
+    a single replicate (0) whose draw d is unit d (a query's row) and whose item is that unit's block."""
+    assigned = block_draws(units, blocks, seed)
+    spec = {"kind": "query_blocks", "units": units, "blocks": blocks, "seed": seed,
+            "rng": "numpy PCG64 permutation, dealt out in turn"}  # fmt: skip
+    columns = _plan_table(1, units, "draw", item=assigned[None, :])
+    return _store(wh, "raw.resample_plans", plan, spec, assigned, columns, "resample.query_blocks")
+
+
+def generate_blocks(context, key: str, options: dict) -> None:  # noqa: ANN001 - generators.Context
+    """The `query_blocks` generator: plan `key` dealing the queries of `options["corpus"]` (in row order)
+    into `options["blocks"]` held-out blocks at random (seed 003, section 9: calibration held out by query
+    blocks, never by pairs)."""
+    units = context.wh.sql("SELECT count(*) FROM raw.queries WHERE corpus = ?", [options["corpus"]])[0][0]
+    blocks = options["blocks"]
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 2 <= blocks <= units:
+        raise RankhouseError(f"query blocks {key}: blocks is a whole number from 2 to the {units} queries, "
+                             f"not {blocks!r}")  # fmt: skip
+    context.say(str(store_block_plan(context.wh, key, units, blocks, int(options["seed"]))))
+    context.produced("raw.resample_plans", {"plan": key}, key)

@@ -31,16 +31,24 @@ SKIPPED = {"manifest.json", "bundle"}  # paths and times
 # Outputs added after the record (issue 16), each tested on its own (tests/test_report.py): what the
 # report needs besides the writers' files (provenance.json: paths, times and versions, too) and the
 # report itself.
-ADDED = {"provenance.json", "paired_differences.csv", "report.html", "report.md", "figures"}
+ADDED = {
+    "provenance.json",
+    "paired_differences.csv",
+    "report.html",
+    "report.md",
+    "figures",
+    "metadata.json",
+}  # the last two: the lanes study's (issue 36: seed 002's metadata and classification)
 LARGE = 512 * 1024  # bytes: larger files are recorded by their SHA-256 and line count
 # A naive sum of n doubles can be off by n units in the last place: the old means over 3,080 queries by up
 # to 3,080 * 2^-53 = 3.4e-13 of their value (seen: BM25's P@5, 0.7033766233766198 for 10832 / 15400).
 RELATIVE, ABSOLUTE = 4e-13, 2e-15
 NDCG_UNIT = 1e-11  # the evidence study's old nDCG@5: five DCG terms and five ideal ones, each to 1e-12
 # Not results: when the scoring ran, its time, and the encoder's work, which the warehouse's shared vector
-# cache saves when another study of the warehouse encoded the same texts first (issue 34).
+# cache saves when another study of the warehouse encoded the same texts first (issue 34); when a fusion
+# study's freeze was made (issue 36).
 IGNORED = {"/protocol_sha256", "/passage_scoring/scored_at", "/passage_scoring/seconds",
-           "/passage_scoring/texts_encoded", "/passage_scoring/model_batches"}  # fmt: skip
+           "/passage_scoring/texts_encoded", "/passage_scoring/model_batches", "/reference/frozen_at"}  # fmt: skip
 # What exact tie keys changed (issue 12), by study: run files whose order of mathematically equal scores,
 # or whose scores' last digit, moved; and the systems whose measures moved with their order (Fisher's
 # equal products reorder candidates from rank 3 down). Their values are not compared; the tie tests

@@ -1,4 +1,5 @@
-"""The BANKING77 study (seed 004, E1/E2), run once end to end; its figures checked against real oracles:
+"""The BANKING77 baseline study (BM25 and MiniLM with seed 004's E1/E2 measures; not seed 004's protocol,
+which forbids dense models), run once end to end; its figures checked against real oracles:
 bm25s for BM25, pytrec_eval for the ranking measures, scipy for Wilson intervals, numpy for the
 bootstrap, Python's re for the tokens."""
 

@@ -120,8 +120,12 @@ def endpoint_env(server: FakeLLM, prices: bool = True) -> dict[str, str]:
     return env | {"RANKHOUSE_LLM_PRICE_INPUT": str(chosen[0]), "RANKHOUSE_LLM_PRICE_OUTPUT": str(chosen[1])}
 
 
-def http_extract(wh: Warehouse, settings: Settings = FAST, kind: str = "feature_extraction", smoke=None):  # noqa: ANN001, ANN201
-    return extract(wh, kind, OPTIONS, settings, lambda message: None, lambda: None, smoke)
+NO_SMOKE = "the tests' loopback server: the smoke batch gate is tested on its own"
+
+
+def http_extract(wh: Warehouse, settings: Settings = FAST, kind: str = "feature_extraction", smoke=None,  # noqa: ANN001, ANN201
+                 no_smoke: str | None = NO_SMOKE):  # fmt: skip
+    return extract(wh, kind, OPTIONS, settings, lambda message: None, lambda: None, smoke, no_smoke=no_smoke)
 
 
 def calls(wh: Warehouse, where: str = "true") -> list[dict]:
@@ -422,7 +426,7 @@ def test_resumption_after_a_kill(corpus, tmp_path):
     the store is complete and the server answered every message exactly once."""
     db = tmp_path / "kill.duckdb"
     command = [sys.executable, "-m", "rankhouse", "features", "extract", str(corpus.protocol), "--db", str(db),
-               "--concurrency", "2", "--rate", "200", "--timeout", "5"]  # fmt: skip
+               "--concurrency", "2", "--rate", "200", "--timeout", "5", "--no-smoke", NO_SMOKE]  # fmt: skip
     with FakeLLM(delay=0.05, key=KEY) as server:
         env = {**os.environ, **endpoint_env(server, prices=False), "PYTHONPATH": str(ROOT)}
         server.hold_after = 5
@@ -439,7 +443,9 @@ def test_resumption_after_a_kill(corpus, tmp_path):
         building = tmp_path / "kill.d" / "building" / "inputs.duckdb"
         with duckdb.connect(str(building), read_only=True) as con:
             assert con.execute("SELECT count(*) FROM raw.feature_values").fetchall()[0][0] == 5 * len(FEATURES)
-            assert con.execute("SELECT count(*) FROM raw.extraction_calls").fetchall()[0][0] == 5
+            # 5 answered calls, and the 2 attempts in flight at the kill: kept as possibly charged (seed 004)
+            assert con.execute("SELECT status, possibly_charged, count(*) FROM raw.extraction_calls GROUP BY ALL "
+                               "ORDER BY ALL").fetchall() == [("in_flight", True, 2), ("ok", False, 5)]  # fmt: skip
         server.hold_after = None
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stderr
@@ -450,8 +456,10 @@ def test_resumption_after_a_kill(corpus, tmp_path):
         assert [e["status"] for e in server.log].count("dropped") == 2
     with Warehouse(db) as wh:
         assert wh.sql("SELECT count(DISTINCT (split, row_index)) FROM raw.feature_values")[0][0] == len(corpus.texts)
-        build(wh, "+feature_coverage")
+        build(wh, "+feature_coverage +extraction_receipts")
         assert wh.sql("SELECT sum(missing) FROM models.feature_coverage")[0][0] == 0
+        receipts = dict(wh.sql("SELECT split, in_flight FROM models.extraction_receipts"))
+        assert receipts["all"] == 2  # the attempts killed in flight stay in the receipts
 
 
 def test_prepare_refuses_an_incomplete_extraction_and_resumes_it(corpus, monkeypatch, tmp_path):
@@ -464,6 +472,7 @@ def test_prepare_refuses_an_incomplete_extraction_and_resumes_it(corpus, monkeyp
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("RANKHOUSE_EXTRACT_MAX_COST", "3")
         monkeypatch.setenv("RANKHOUSE_EXTRACT_RATE", "1000")
+        monkeypatch.setenv("RANKHOUSE_EXTRACT_NO_SMOKE", NO_SMOKE)
         with Warehouse(tmp_path / "p.duckdb") as wh:
             study = Study(Protocol.load(corpus.protocol), wh, tmp_path / "freezes")
             with pytest.raises(RankhouseError) as err:
@@ -504,6 +513,36 @@ def test_a_smoke_batch_is_never_complete(corpus, monkeypatch, tmp_path):
         with pytest.raises(AuditError) as err:
             build(wh, "+feature_coverage")
         assert "accepted_range(missing, 0, 0)" in str(err.value) and "missing=26" in str(err.value)
+
+
+def test_the_full_extraction_waits_for_a_smoke_batch_or_a_reason(corpus, monkeypatch, tmp_path):
+    """Seed 004's operational plan: a train-only smoke batch first. Without one (and without a reason) the
+    full http extraction is refused before a request is sent; after one it runs; a reason is recorded."""
+    from rankhouse.extraction.run import NO_SMOKE as KEY_NO_SMOKE
+
+    with FakeLLM() as server:
+        for name, value in endpoint_env(server).items():
+            monkeypatch.setenv(name, value)
+        with loaded(corpus) as wh:
+            for kind in ("feature_extraction", "requirement_interpretation"):
+                if kind == "requirement_interpretation":
+                    make_paraphrases(wh)
+                with pytest.raises(RankhouseError, match="no smoke batch has completed.*--smoke 20.*--no-smoke"):
+                    http_extract(wh, kind=kind, no_smoke=None)
+                with pytest.raises(RankhouseError, match="no smoke batch"):
+                    http_extract(wh, kind=kind, no_smoke="   ")
+            assert server.log == [] and wh.sql("SELECT count(*) FROM raw.extraction_calls")[0][0] == 0
+            assert http_extract(wh, smoke=3, no_smoke=None).complete == 3
+            full = http_extract(wh, no_smoke=None)
+            assert full.missing is None and full.complete == len(corpus.texts)
+            assert wh.sql("SELECT count(*) FROM meta.sources WHERE table_name = ?", [KEY_NO_SMOKE])[0][0] == 0
+            assert wh.sql("SELECT count(*) FROM raw.extraction_calls WHERE status = 'in_flight'")[0][0] == 0
+        with loaded(corpus) as wh:
+            assert http_extract(wh, no_smoke="a rerun of a checked endpoint").missing is None
+            assert wh.sql("SELECT path FROM meta.sources WHERE table_name = ?", [KEY_NO_SMOKE]) == [
+                ("a rerun of a checked endpoint",)]  # fmt: skip
+    db = tmp_path / "both.duckdb"
+    assert cli(["features", "extract", str(corpus.protocol), "--db", str(db), "--smoke", "2", "--no-smoke", "x"]) == 2
 
 
 def test_requirement_interpretation_over_http(corpus, monkeypatch):
@@ -702,7 +741,7 @@ def test_json_progress_of_an_extraction_is_json_lines_only(corpus, tmp_path):
     """`features extract --json`: every stderr line is a JSON event, the rows meter among them, ending at
     every message; `--quiet` prints nothing on stderr."""
     command = [sys.executable, "-m", "rankhouse", "features", "extract", str(corpus.protocol),
-               "--concurrency", "2", "--rate", "200", "--timeout", "5"]  # fmt: skip
+               "--concurrency", "2", "--rate", "200", "--timeout", "5", "--no-smoke", NO_SMOKE]  # fmt: skip
     with FakeLLM(key=KEY) as server:
         env = {**os.environ, **endpoint_env(server, prices=False), "PYTHONPATH": str(ROOT)}
         done = subprocess.run([*command, "--db", str(tmp_path / "j.duckdb"), "--json"], env=env,

@@ -46,7 +46,11 @@ def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("feature_study")
     db = root / "study.duckdb"
     command = [sys.executable, "-m", "rankhouse", "study", "prepare", str(PROTOCOL), "--db", str(db)]
-    settings = {"RANKHOUSE_EXTRACT_RATE": "1000", "RANKHOUSE_EXTRACT_CONCURRENCY": "4"}
+    settings = {
+        "RANKHOUSE_EXTRACT_RATE": "1000",
+        "RANKHOUSE_EXTRACT_CONCURRENCY": "4",
+        "RANKHOUSE_EXTRACT_NO_SMOKE": "the loopback server of the tests (the smoke gate: test_extraction)",
+    }
     with FakeLLM(delay=0.01) as server, pytest.MonkeyPatch.context() as patch:
         env = {"RANKHOUSE_LLM_URL": server.url, "RANKHOUSE_LLM_MODEL": "asked-model", **settings}
         server.hold_after = HELD_AFTER
@@ -66,9 +70,9 @@ def study(tmp_path_factory):
             published = wh.sql("SELECT count(*) FROM raw.feature_values")[0][0]
         # the rows committed before the kill are in the load's building copy, which the next load carries on
         building = duckdb.connect(str(root / "study.d" / "building" / "inputs.duckdb"), read_only=True)
-        committed = building.execute("SELECT count(DISTINCT (split, row_index)) FROM raw.feature_values").fetchall()[0][
-            0
-        ]
+        (committed,) = building.execute("SELECT count(DISTINCT (split, row_index)) FROM raw.feature_values").fetchone()
+        (killed,) = building.execute("SELECT count(*) FILTER (WHERE possibly_charged) FROM raw.extraction_calls "
+                                     "WHERE status = 'in_flight'").fetchone()  # fmt: skip
         building.close()
         server.hold_after = None
         for name, value in env.items():
@@ -81,7 +85,8 @@ def study(tmp_path_factory):
         answers = Counter(server.answers)
     yield SimpleNamespace(
         wh=wh, study=run, evaluation=evaluation, out=root / "out", written=written, answers=answers,
-        committed=committed, published=published, results=json.loads((root / "out" / "results.json").read_text()),
+        committed=committed, published=published, killed=killed,
+        results=json.loads((root / "out" / "results.json").read_text()),
         train=rows("train.csv"), test=rows("test.csv"),
     )  # fmt: skip
     wh.close()
@@ -90,6 +95,7 @@ def study(tmp_path_factory):
 def test_the_kill_left_a_resumable_store_and_no_message_was_extracted_twice(study):
     assert 0 < study.committed <= HELD_AFTER  # killed in the middle: some rows committed, most not
     assert study.published == 0  # and none of them published: readers saw the inputs as they were
+    assert study.killed >= 1  # the attempts in flight at the kill stay in the receipts, possibly charged
     texts = Counter(r["text"] for r in study.train + study.test)
     groups = tomllib.loads((ROOT / "studies" / "banking77_groups.toml").read_text())["group"]
     phrases = Counter(p for g in groups for p in g["paraphrases"])

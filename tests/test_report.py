@@ -217,7 +217,7 @@ def test_fusion_diagnostics_and_contrasts_are_the_models_tables(study_reports):
             "SELECT count(*) FILTER (WHERE difference > 0), count(*) FILTER (WHERE difference = 0), "
             "count(*) FILTER (WHERE difference < 0) FROM results.paired_differences WHERE freeze_id = ? "
             "AND subset = 'all' AND contrast = ? AND measure = ?", [freeze, f"{a} - {b}", first])[0]  # fmt: skip
-        svg = found[f"differences-{a}-{b}-{slug(first)}"]
+        svg = found[f"differences-{slug(f'{a} - {b}')}-{slug(first)}"]
         counts = (int(svg.get("data-wins")), int(svg.get("data-ties")), int(svg.get("data-losses")))
         assert counts == (wins, ties, losses)
 

@@ -108,11 +108,14 @@ FUSION = (
 
 
 def build_fusion(wh: Warehouse) -> None:
-    """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents."""
-    from rankhouse.resample import store_panel, store_plan
+    """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents; section
+    9's measurements over 2 held-out blocks of its 4 queries and a calibration order of its 8 documents."""
+    from rankhouse.resample import store_block_plan, store_panel, store_plan
 
     load_retrieval_fixture(wh)
     store_panel(wh, "null_panel", "tiny", size=4, seed=11)
+    store_panel(wh, "calibration_order", "tiny", size="all", seed=12)
+    store_block_plan(wh, "query_blocks", units=4, blocks=2, seed=13)
     store_plan(wh, "fusion_bootstrap", units=4, replicates=50, seed=7)
     build_study(wh, *FUSION)
 
@@ -230,7 +233,8 @@ def extraction_models() -> tuple[Project, dict, list[str]]:
 
 def build_extraction(wh: Warehouse) -> None:
     """The retrieval fixture's messages in a complete extraction store (tests/fixtures/features schema),
-    with hand-made attempts: two retried rows, an E3 phrase, and calls of another provider and schema."""
+    with hand-made attempts: two retried rows, one killed in flight and retried, an E3 phrase, and calls
+    of another provider and schema."""
     from datetime import datetime, timedelta
 
     from rankhouse.loaders import load_documents, load_feature_schema, load_queries
@@ -248,6 +252,7 @@ def build_extraction(wh: Warehouse) -> None:
         wh.sql("INSERT INTO raw.feature_values SELECT 'tiny', ?, ?, ?, 'http:m', unnest(?::VARCHAR[]), "
                "unnest(?::DOUBLE[])", [split, row, sha, features, [round(v, 3) for v in values]])  # fmt: skip
         attempts = ["http_429", "ok"] if n == 2 else ["timeout", "malformed", "ok"] if n == 9 else ["ok"]
+        attempts = ["in_flight", "ok"] if n == 5 else attempts  # an attempt killed in flight, then retried
         for attempt, status in enumerate(attempts, start=1):
             ok = status == "ok"
             wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', ?, ?, ?, 'http:m', ?, 'http', ?, ?, ?, ?, ?, ?, "

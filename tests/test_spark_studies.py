@@ -122,6 +122,7 @@ def _chat_server(case: str, patch: pytest.MonkeyPatch):
 
     with FakeLLM(delay=0.0) as server:
         settings = {"RANKHOUSE_LLM_URL": server.url, "RANKHOUSE_LLM_MODEL": "asked-model",
+                    "RANKHOUSE_EXTRACT_NO_SMOKE": "the loopback server of the tests",
                     "RANKHOUSE_EXTRACT_RATE": "1000", "RANKHOUSE_EXTRACT_CONCURRENCY": "4"}  # fmt: skip
         for name, value in settings.items():
             patch.setenv(name, value)

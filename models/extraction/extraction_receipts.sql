@@ -1,5 +1,5 @@
 -- name: extraction_receipts
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: corpus, split
 -- audits: not_null(corpus, split, calls); unique_grain
@@ -10,9 +10,12 @@
 --   failed ones too) by status, tokens, estimated cost and the part of it possibly charged by failed
 --   attempts, latency percentiles (over every attempt), wall time (first start to last end, pauses
 --   between runs included) and busy time (the union of the attempts' intervals), and the complete and
---   missing rows of the store (train and test; NULL for requirements).
+--   missing rows of the store (train and test; NULL for requirements). in_flight counts attempts that were
+--   started and never ended (the process was killed meanwhile): possibly charged at their estimate, and
+--   left out of the latency percentiles.
 {#- the statuses of raw.extraction_calls, each counted in a column of its own -#}
-{%- set statuses = ["ok", "http_429", "http_5xx", "http_4xx", "timeout", "connection", "malformed", "invalid"] %}
+{%- set statuses = ["ok", "http_429", "http_5xx", "http_4xx", "timeout", "connection", "malformed", "invalid",
+                   "in_flight"] %}
 {%- set costs = ["cost_usd", "possibly_charged_usd"] %}
 WITH scoped_calls AS (
     SELECT split AS scope, * FROM models.extraction_calls
@@ -82,9 +85,9 @@ call_totals AS (
         coalesce(sum(completion_tokens), 0) AS completion_tokens,
         sum(cost_usd) AS cost_usd,
         coalesce(sum(cost_usd) FILTER (WHERE possibly_charged), 0) AS possibly_charged_usd,
-        {{ quantile('latency_seconds', 0.5) }} AS latency_p50,
-        {{ quantile('latency_seconds', 0.9) }} AS latency_p90,
-        {{ quantile('latency_seconds', 0.99) }} AS latency_p99,
+        {{ quantile('latency_seconds', 0.5) }} FILTER (WHERE status <> 'in_flight') AS latency_p50,
+        {{ quantile('latency_seconds', 0.9) }} FILTER (WHERE status <> 'in_flight') AS latency_p90,
+        {{ quantile('latency_seconds', 0.99) }} FILTER (WHERE status <> 'in_flight') AS latency_p99,
         min(started_at) AS first_started_at
     FROM scoped_calls
     GROUP BY scope

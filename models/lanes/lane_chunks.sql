@@ -1,15 +1,22 @@
 -- name: lane_chunks
--- version: 2
+-- version: 3
 -- stage: prepare
 -- grain: corpus, doc_id, chunk
 -- audits: not_null(corpus, doc_row, doc_id, chunk, start, length, text, chunks); unique_grain; accepted_range(length, 0, )
--- parameters: corpus = "banking77", chunk_size = 3500, chunk_overlap = 350
+-- parameters: corpus = "banking77", chunk_size = 3500, chunk_overlap = 350, chunker = "window"
 -- description: The chunks of every candidate document (seed 002: 3,500 characters with a 350-character
---   overlap), a character window in place of the seed's semantic chunker: chunk i (0-based) starts at
---   character i * (chunk_size - chunk_overlap), i.e. 0, 3150, 6300, ..., and has up to chunk_size
---   characters; a document of n characters has 1 chunk if n <= chunk_size, else 1 + ceil((n -
---   chunk_size) / (chunk_size - chunk_overlap)), the last one ending at its end. Characters are Unicode
---   code points (DuckDB's and Spark's length and substr). start is 0-based; chunks counts the document's.
+--   overlap), by the chunker the protocol names: "semantic", the seed's, cut at sentence and paragraph
+--   boundaries (lane_semantic_chunks; rankhouse/chunking.py), or "window", the named alternative: chunk i
+--   (0-based) starts at character i * (chunk_size - chunk_overlap), i.e. 0, 3150, 6300, ..., and has up
+--   to chunk_size characters; a document of n characters has 1 chunk if n <= chunk_size, else 1 +
+--   ceil((n - chunk_size) / (chunk_size - chunk_overlap)), the last one ending at its end. Characters are
+--   Unicode code points (DuckDB's and Spark's length and substr). start is 0-based; chunks counts the
+--   document's.
+{{- require(chunker in ["semantic", "window"], "chunker is semantic (the seed's) or window") }}
+{% if chunker == "semantic" -%}
+SELECT corpus, doc_row, doc_id, chunk, start, length, text, chunks
+FROM models.lane_semantic_chunks
+{%- else -%}
 WITH documents AS (
     SELECT DISTINCT c.corpus, c.doc_row, c.doc_id, d.text, length(d.text) AS characters
     FROM models.lane_candidates AS c
@@ -46,3 +53,4 @@ SELECT
     substr(text, chunk * ({{ chunk_size }} - {{ chunk_overlap }}) + 1, {{ chunk_size }}) AS text,
     chunks
 FROM numbered
+{%- endif %}

@@ -59,6 +59,11 @@ SmokeOption = Annotated[
     _option("--smoke", whole_number(1), "N", "Extract only the first N training rows: a smoke batch to check "
             "response types and cost (never counted complete)."),
 ]  # fmt: skip
+NoSmokeOption = Annotated[
+    str | None,
+    typer.Option("--no-smoke", metavar="REASON", help="Start the full http extraction without a smoke batch, "
+                 "saying why (recorded; the default refuses until a --smoke batch has completed)."),
+]  # fmt: skip
 ConcurrencyOption = Annotated[
     int | None, _option("--concurrency", whole_number(1), "N", "Requests in flight at most (default 8).")
 ]
@@ -86,6 +91,7 @@ def extract_command(
     protocol: ProtocolArg,
     db: DbOption = DEFAULT,
     smoke: SmokeOption = None,
+    no_smoke: NoSmokeOption = None,
     concurrency: ConcurrencyOption = None,
     rate: RateOption = None,
     max_cost: MaxCostOption = None,
@@ -95,15 +101,18 @@ def extract_command(
     json_lines: JsonOption = False,
 ) -> None:
     """Load the protocol's label-free inputs and run its feature generators (feature_extraction,
-    requirement_interpretation), extracting only what the store lacks. Runtime settings come from the
-    options, else RANKHOUSE_EXTRACT_CONCURRENCY, _RATE, _MAX_COST, _RETRIES, _TIMEOUT; the http
-    provider from RANKHOUSE_LLM_URL, _MODEL, _KEY, _PRICE_INPUT, _PRICE_OUTPUT.
+    requirement_interpretation), extracting only what the store lacks. With the http provider a full
+    extraction starts only after a --smoke batch has completed (or with --no-smoke REASON). Runtime
+    settings come from the options, else RANKHOUSE_EXTRACT_CONCURRENCY, _RATE, _MAX_COST, _RETRIES,
+    _TIMEOUT; the http provider from RANKHOUSE_LLM_URL, _MODEL, _KEY, _PRICE_INPUT, _PRICE_OUTPUT.
 
     Example: rankhouse features extract studies/banking77_features.toml --smoke 20
     """
     from rankhouse.extraction.run import KINDS, extract, extraction_slice
     from rankhouse.extraction.settings import Settings
 
+    if smoke is not None and no_smoke is not None:
+        raise RankhouseError("--smoke and --no-smoke exclude each other: a smoke batch, or a full run without one")
     sink = progress_sink(quiet, json_lines)
     say = sink.say
     settings = Settings.from_env(concurrency=concurrency, rate=rate, max_cost=max_cost, retries=retries,
@@ -124,7 +133,7 @@ def extract_command(
                 say(f"[generate.{item.key}]: not part of a smoke batch (training messages only)")
                 continue
             with wh.writing_inputs():
-                result = extract(wh, item.kind, item.options, settings, say, encoder, smoke, sink.meter)
+                result = extract(wh, item.kind, item.options, settings, say, encoder, smoke, sink.meter, no_smoke)
             study.record_generated(item.key, extraction_slice(result.job))
             if result.missing and smoke is None:
                 raise RankhouseError(f"[generate.{item.key}]: {result.missing}")

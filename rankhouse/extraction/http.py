@@ -263,23 +263,19 @@ def _read(response: http.client.HTTPResponse, deadline: float) -> bytes:
     return b"".join(parts)
 
 
-def call(endpoint: Endpoint, body: dict, schema: Schema, kind: str, timeout: float) -> Outcome:
-    """One attempt: POST the request, read and check the answer. Never raises; every failure is an Outcome."""
-    started_at = datetime.now(UTC).replace(tzinfo=None)
+def post_json(url: str, body: dict, key: str | None, timeout: float) -> tuple[bytes | None, dict]:
+    """POST `body` as JSON (with `Authorization: Bearer <key>` when there is a key) and read the answer
+    within `timeout`: (the body's bytes, {}) or, for a failed attempt, (None, {status, error, http_status?,
+    retry_after?}) with the statuses of raw.extraction_calls. Never raises. Shared by the extraction's
+    chat-completions calls and the rerank scorer's requests (rankhouse/rerank.py)."""
     start = time.monotonic()
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if endpoint.key:
-        headers["Authorization"] = f"Bearer {endpoint.key}"
-    request = urllib.request.Request(
-        f"{endpoint.url}/chat/completions", data=json.dumps(body).encode(), headers=headers, method="POST"
-    )
-
-    def outcome(status: str, **found) -> Outcome:
-        return Outcome(status, started_at, time.monotonic() - start, **found)
-
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw = _read(response, start + timeout)
+            return _read(response, start + timeout), {}
     except urllib.error.HTTPError as exc:
         detail = ""
         try:
@@ -288,15 +284,29 @@ def call(endpoint: Endpoint, body: dict, schema: Schema, kind: str, timeout: flo
             pass
         exc.close()
         message = f"HTTP {exc.code} {exc.reason}" + (f": {' '.join(detail.split())[:200]}" if detail else "")
-        return outcome(_status_of(exc.code), error=message, http_status=exc.code, retry_after=_retry_after(exc.headers))
+        return None, {"status": _status_of(exc.code), "error": message, "http_status": exc.code,
+                      "retry_after": _retry_after(exc.headers)}  # fmt: skip
     except TimeoutError as exc:
-        return outcome("timeout", error=f"no answer within {timeout:g} s ({exc})")
+        return None, {"status": "timeout", "error": f"no answer within {timeout:g} s ({exc})"}
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, TimeoutError):
-            return outcome("timeout", error=f"no answer within {timeout:g} s ({exc.reason})")
-        return outcome("connection", error=f"cannot connect: {exc.reason}")
+            return None, {"status": "timeout", "error": f"no answer within {timeout:g} s ({exc.reason})"}
+        return None, {"status": "connection", "error": f"cannot connect: {exc.reason}"}
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        return outcome("connection", error=f"{type(exc).__name__}: {exc}"[:300])
+        return None, {"status": "connection", "error": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def call(endpoint: Endpoint, body: dict, schema: Schema, kind: str, timeout: float) -> Outcome:
+    """One attempt: POST the request, read and check the answer. Never raises; every failure is an Outcome."""
+    started_at = datetime.now(UTC).replace(tzinfo=None)
+    start = time.monotonic()
+
+    def outcome(status: str, **found) -> Outcome:
+        return Outcome(status, started_at, time.monotonic() - start, **found)
+
+    raw, failure = post_json(f"{endpoint.url}/chat/completions", body, endpoint.key, timeout)
+    if raw is None:
+        return outcome(**failure)
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

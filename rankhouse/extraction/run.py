@@ -14,9 +14,15 @@ what `rankhouse features extract` runs.
     provider = "minilm"
 
 Each extracts what the store lacks for (corpus, schema SHA-256, extractor) and nothing else, so a
-restart continues where a run stopped. If rows are still missing at the end (the run stopped on
-errors or at the cost ceiling), the generator raises an error that says how many and how to resume:
-an incomplete extraction never reaches a freeze (models/staging/feature_coverage.sql refuses it too).
+restart continues where a run stopped. The smoke batch first (seed 004's operational plan: "Start with a
+train-only smoke batch to check response types and cost"): with the http provider, a full extraction
+(values or E3 readings) does not start until the store holds a completed training row of this schema and
+extractor, which only a smoke batch (`rankhouse features extract PROTOCOL --smoke N`) or a run that was told
+to go without one writes first; `--no-smoke REASON` (or RANKHOUSE_EXTRACT_NO_SMOKE=REASON, which `rankhouse
+study prepare` reads) says why not, and the reason is recorded (meta.sources `extraction.no_smoke`).
+If rows are still missing at the end (the run stopped on errors or at the cost ceiling), the generator
+raises an error that says how many and how to resume: an incomplete extraction never reaches a freeze
+(models/staging/feature_coverage.sql refuses it too).
 """
 
 from __future__ import annotations
@@ -56,9 +62,10 @@ def _option(options: dict, name: str) -> str:
 @writes_inputs
 def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Callable[[str], None],
             encoder: Callable[[], object], smoke: int | None = None,
-            meter: Callable[..., Meter] = SILENT.meter) -> Extraction:  # fmt: skip
+            meter: Callable[..., Meter] = SILENT.meter, no_smoke: str | None = None) -> Extraction:  # fmt: skip
     """Extract what the store lacks for a generator's options (`smoke`: only the first N training rows);
-    `meter` makes the progress of the http provider's rows (a sink's, rankhouse/progress.py)."""
+    `meter` makes the progress of the http provider's rows (a sink's, rankhouse/progress.py); `no_smoke`:
+    why a full http extraction may start without a smoke batch (see the module's docstring)."""
     corpus, provider = _option(options, "corpus"), _option(options, "provider")
     if provider not in PROVIDERS:
         raise RankhouseError(f"unknown extraction provider {provider!r}{did_you_mean(provider, PROVIDERS)}; "
@@ -86,6 +93,8 @@ def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Ca
         first = {t.row_index for t in tasks if t.split == "train"}
         first = set(sorted(first)[:smoke])
         pending = [t for t in pending if t.split == "train" and t.row_index in first]
+    if provider == "http" and smoke is None and pending:
+        smoke_first(wh, job, no_smoke)
     batch = f"a smoke batch of the first {smoke:,} training rows: " if smoke is not None else ""
     say(f"{job.describe()}: {len(tasks) - len(tasks_missing(tasks, done)):,} of {len(tasks):,} rows in the store; "
         f"{batch}{len(pending):,} to extract")  # fmt: skip
@@ -100,6 +109,29 @@ def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Ca
     done = store.completed(wh, job)
     missing = store.missing_message(job, tasks, done, stopped)
     return Extraction(job, len(tasks) - len(tasks_missing(tasks, done)), len(tasks), missing)
+
+
+NO_SMOKE = "extraction.no_smoke"  # meta.sources: why a full extraction started without a smoke batch
+
+
+def smoke_first(wh: Warehouse, job: Job, no_smoke: str | None) -> None:
+    """Refuse to start a full http extraction before a smoke batch (the store holds no completed training
+    row of the schema and extractor), unless `no_smoke` says why; a reason is recorded, once per job."""
+    values = Job(job.corpus, job.schema, job.extractor, job.provider, VALUES)
+    if any(split == "train" for split, _ in store.completed(wh, values)):
+        return
+    reason = (no_smoke or "").strip()
+    if not reason:
+        raise RankhouseError(
+            f"{job.describe()}: no smoke batch has completed for this schema and extractor; seed 004 starts with "
+            "a train-only smoke batch to check response types and cost: run `rankhouse features extract PROTOCOL "
+            "--smoke 20` first, or say why not with --no-smoke REASON (RANKHOUSE_EXTRACT_NO_SMOKE=REASON for "
+            "`rankhouse study prepare`)"
+        )
+    from rankhouse.loaders.sources import record_source, sha256_bytes
+
+    with wh.transaction():
+        record_source(wh, "meta.sources", NO_SMOKE, values.key, reason, sha256_bytes(reason.encode()), 0, NO_SMOKE)
 
 
 def tasks_missing(tasks: list[store.Task], done: set) -> list[store.Task]:
@@ -140,8 +172,17 @@ def extraction_slice(job: Job) -> list[tuple[str, dict, str]]:
 
 
 def _generate(context, key: str, options: dict, kind: str) -> None:  # noqa: ANN001 - generators.Context
+    import os
+
     done = extract(
-        context.wh, kind, options, Settings.from_env(), context.say, lambda: context.encoder, meter=context.meter
+        context.wh,
+        kind,
+        options,
+        Settings.from_env(),
+        context.say,
+        lambda: context.encoder,
+        meter=context.meter,
+        no_smoke=os.environ.get("RANKHOUSE_EXTRACT_NO_SMOKE"),
     )
     for table, columns, source in extraction_slice(done.job):
         context.produced(table, columns, source)

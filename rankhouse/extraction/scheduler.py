@@ -20,8 +20,10 @@ only do one HTTP attempt each and hand back its Outcome. The main thread
 
 Cost: prompt_tokens x input price + completion_tokens x output price, from the response's usage. A
 failed attempt is recorded as possibly charged, at its prompt's estimate (characters / 4 tokens) at
-the input price (its usage, when the response gave one). An attempt that was in flight when the
-process was killed is not recorded at all and may still have been charged.
+the input price (its usage, when the response gave one). Every attempt is recorded before it is sent,
+as `in_flight` and possibly charged at its estimate (store.record_started), and its outcome replaces that
+row when it ends: an attempt that was in flight when the process was killed stays in the receipts as a
+possibly charged `in_flight` call.
 """
 
 from __future__ import annotations
@@ -32,16 +34,19 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from rankhouse.extraction import http
 from rankhouse.extraction.settings import BACKOFF_CAP, Settings
 from rankhouse.extraction.store import (
+    IN_FLIGHT,
     Call,
     Job,
     Task,
     last_attempts,
     record_failure,
     record_requirement,
+    record_started,
     record_values,
     spent,
 )
@@ -121,6 +126,7 @@ def run_http(wh: Warehouse, job: Job, tasks: list[Task], endpoint: http.Endpoint
                              f"(USD {spent_before + report.cost:.4f} estimated so far, over every run); raise it "
                              "with --max-cost or RANKHOUSE_EXTRACT_MAX_COST to continue")  # fmt: skip
                         break
+                    record_started(wh, job, _started(row, cost, endpoint))
                     future = pool.submit(http.call, endpoint, body, job.schema, job.kind, settings.timeout)
                     in_flight[future] = (row, cost, body)
                     next_start = now + 1 / settings.rate
@@ -181,6 +187,13 @@ def _cost(endpoint: http.Endpoint, outcome: http.Outcome, body: dict) -> float:
     else:
         completion = -(-outcome.answer_chars // http.CHARS_PER_TOKEN) if outcome.status == "ok" else 0
     return endpoint.cost(prompt, completion)
+
+
+def _started(row: _Pending, estimate: float, endpoint: http.Endpoint) -> Call:
+    """The attempt's in-flight record: possibly charged at its estimated cost until its outcome replaces it."""
+    return Call(row.task.split, row.task.row_index, row.attempt, endpoint.model, datetime.now(UTC).replace(tzinfo=None),
+                0.0, IN_FLIGHT, None, None, estimate, True,
+                "in flight: the process ended before the attempt did (it may still have been charged)")  # fmt: skip
 
 
 def _call(row: _Pending, outcome: http.Outcome, cost: float, endpoint: http.Endpoint) -> Call:

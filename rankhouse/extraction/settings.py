@@ -46,13 +46,16 @@ class Settings:
                 raise RankhouseError(f"extraction setting {name} must be {bound}, not {value!r}")
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **given: float | int | None) -> Settings:
-        """The settings `given` (None: not given), else from RANKHOUSE_EXTRACT_<NAME>, else the defaults."""
+    def from_env(
+        cls, environ: dict[str, str] | None = None, prefix: str = ENVIRONMENT, **given: float | int | None
+    ) -> Settings:
+        """The settings `given` (None: not given), else from <prefix><NAME> (RANKHOUSE_EXTRACT_<NAME>; the
+        rerank scorer's RANKHOUSE_RERANK_<NAME>), else the defaults."""
         environ = os.environ if environ is None else environ
         chosen: dict[str, float | int] = {}
         for field in fields(cls):
             value = given.get(field.name)
-            variable = ENVIRONMENT + field.name.upper()
+            variable = prefix + field.name.upper()
             if value is None and environ.get(variable, "").strip():
                 value = _number(variable, environ[variable], whole=field.type == "int")
             if value is not None:

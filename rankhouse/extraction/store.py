@@ -191,8 +191,26 @@ def _call_row(job: Job, call: Call) -> list:
             call.completion_tokens, call.cost_usd, call.possibly_charged, call.error]  # fmt: skip
 
 
+IN_FLIGHT = "in_flight"  # an attempt started and not (yet) ended: a process killed meanwhile leaves it so
+
+
 def _insert_call(wh: Warehouse, job: Job, call: Call) -> None:
+    """The attempt's row, in place of its in-flight row if record_started wrote one."""
+    wh.sql(
+        "DELETE FROM raw.extraction_calls WHERE corpus = ? AND split = ? AND row_index IS NOT DISTINCT FROM ? "
+        "AND schema_sha256 = ? AND extractor = ? AND attempt = ? AND status = ?",
+        [job.corpus, call.split, call.row_index, job.schema.sha256, job.extractor, call.attempt, IN_FLIGHT],
+    )
     wh.sql("INSERT INTO raw.extraction_calls VALUES (" + ", ".join("?" * 16) + ")", _call_row(job, call))
+
+
+def record_started(wh: Warehouse, job: Job, call: Call) -> None:
+    """An attempt about to be sent, in its own transaction, before it is: status in_flight, possibly
+    charged at its estimated cost. The attempt's outcome replaces the row when it ends; if the process is
+    killed first, the row stays, and the receipts count the attempt as possibly charged (seed 004:
+    "record that unobserved failed attempts could still have been charged")."""
+    with wh.transaction():
+        wh.sql("INSERT INTO raw.extraction_calls VALUES (" + ", ".join("?" * 16) + ")", _call_row(job, call))
 
 
 def record_failure(wh: Warehouse, job: Job, call: Call) -> None:

@@ -9,6 +9,8 @@ pool-key.json    evidence.pool       {"<task_id>": ["<doc_id>", ...], ...}      
 judgments.jsonl  evidence.judgments  {"task_id", "doc_id", "judge", "grade", "obligations": [int, ...]}
                                      labels: into the labels file             needs tasks, documents, pool
 vectors.parquet  evidence.vectors    columns doc_id, vector (384 floats)       needs documents
+question_vectors.parquet  evidence.question_vectors  columns task_id, vector     needs tasks; loaded under
+                 the name `<bundle>:questions` (the facet vectors' rows of that name are the questions)
 
 Comparator runs (`dense`, `typed`) are TREC runs (qid = task_id, docno = doc_id): loader trec.run.
 
@@ -20,7 +22,8 @@ non-empty requirements; split `development` or `final`. The pool key is one JSON
 loaded task, given once, with a non-empty list of loaded documents, none twice; every task has a pool.
 A judgment names a pair of the pool, judge `A` or `B`, an integer grade 0..3, and obligations that are
 distinct 0-based indices into the task's requirements; a judge judges a pair once. Vectors: one per
-loaded document and no other, 384 finite numbers of Euclidean norm 1 (within 1e-4).
+loaded document and no other, 384 finite numbers of Euclidean norm 1 (within 1e-4); question vectors the
+same, one per loaded task.
 
 Loading the same bytes under the same name again is a no-op. Loading new bytes replaces the bundle's
 rows of that file; replacing the tasks or documents also clears what was checked against them (the
@@ -56,11 +59,13 @@ TASK_KEYS = ("task_id", "question", "requirements", "split")
 DOCUMENT_KEYS = ("doc_id", "text")
 JUDGMENT_KEYS = ("task_id", "doc_id", "judge", "grade", "obligations")
 VECTOR_COLUMNS = ["doc_id", "vector"]
+QUESTIONS = ":questions"  # the name suffix of a bundle's own question vectors (raw.evidence_facet_vectors rows)
 
 TASKS = "raw.evidence_tasks"  # meta.sources key of tasks.jsonl (its requirements go with it)
 DOCUMENTS = "raw.evidence_documents"
 POOLS = "raw.evidence_pools"
 VECTORS = "raw.evidence_vectors"
+FACET_VECTORS = "raw.evidence_facet_vectors"
 JUDGMENTS = "evidence_judgments"  # in the labels file, with evidence_obligations
 
 NEEDS = {  # meta.sources key of a file that others are checked against -> (the file, its loader)
@@ -68,7 +73,8 @@ NEEDS = {  # meta.sources key of a file that others are checked against -> (the 
     DOCUMENTS: ("documents.jsonl", "evidence.documents"),
     POOLS: ("pool-key.json", "evidence.pool"),
 }
-DEPENDENTS = {TASKS: (POOLS,), DOCUMENTS: (POOLS, VECTORS)}  # cleared when these are replaced
+DEPENDENTS = {TASKS: (POOLS,), DOCUMENTS: (POOLS, VECTORS)}  # cleared when these are replaced (question vectors
+# load under another name, `<bundle>:questions`, and are checked against the tasks when they are loaded)
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
 ANY_WHITESPACE = re.compile(r"\s")
@@ -415,17 +421,20 @@ def _check_judgments(path: str | Path, judgments: list[Judgment], requirements: 
 
 
 # -- vectors ----------------------------------------------------------------------------------------
-def read_vectors(path: str | Path, data: bytes, documents: set[str]) -> tuple[list[str], np.ndarray]:
-    """(doc_ids, float32 matrix) of a vectors Parquet file, checked; rows count from 1 as lines."""
+def read_vectors(
+    path: str | Path, data: bytes, documents: set[str], key: str = "doc_id", what: str = "document"
+) -> tuple[list[str], np.ndarray]:
+    """(ids, float32 matrix) of a vectors Parquet file (columns `key`, vector: a bundle's document vectors,
+    or with key task_id its question vectors), checked against the loaded ids; rows count from 1 as lines."""
     try:
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(path, 0, "not a Parquet file", str(exc)[:80]) from None
-    if table.column_names != VECTOR_COLUMNS:
-        raise InputError(path, 0, "expected the columns doc_id, vector", f"found {', '.join(table.column_names)}")
-    ids, vectors = table.column("doc_id").combine_chunks(), table.column("vector").combine_chunks()
+    if table.column_names != [key, "vector"]:
+        raise InputError(path, 0, f"expected the columns {key}, vector", f"found {', '.join(table.column_names)}")
+    ids, vectors = table.column(key).combine_chunks(), table.column("vector").combine_chunks()
     if not pa.types.is_string(ids.type) and not pa.types.is_large_string(ids.type):
-        raise InputError(path, 0, "doc_id is not a string column", str(ids.type))
+        raise InputError(path, 0, f"{key} is not a string column", str(ids.type))
     listed = pa.types.is_list(vectors.type) or pa.types.is_large_list(vectors.type)
     if not (listed or pa.types.is_fixed_size_list(vectors.type)) or not pa.types.is_floating(vectors.type.value_type):
         raise InputError(path, 0, "vector is not a list of floating-point numbers", str(vectors.type))
@@ -437,11 +446,11 @@ def read_vectors(path: str | Path, data: bytes, documents: set[str]) -> tuple[li
     first: dict[str, int] = {}
     for row, doc_id in enumerate(doc_ids, start=1):
         if doc_id is None or null[row - 1]:
-            raise InputError(path, row, "missing doc_id or vector")
+            raise InputError(path, row, f"missing {key} or vector")
         if doc_id not in documents:
-            raise InputError(path, row, "unknown doc_id", f"{doc_id!r} is not in the bundle's documents")
+            raise InputError(path, row, f"unknown {key}", f"{doc_id!r} is not in the bundle's {what}s")
         if doc_id in first:
-            raise InputError(path, row, "duplicate doc_id", f"{doc_id!r}, first at row {first[doc_id]}")
+            raise InputError(path, row, f"duplicate {key}", f"{doc_id!r}, first at row {first[doc_id]}")
         first[doc_id] = row
         size = int(lengths[row - 1]) if listed else vectors.type.list_size
         if size != DIMENSION:
@@ -450,7 +459,7 @@ def read_vectors(path: str | Path, data: bytes, documents: set[str]) -> tuple[li
     missing = sorted(documents - set(first))
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        raise InputError(path, 0, "document without a vector", f"{missing[0]!r}{more}")
+        raise InputError(path, 0, f"{what} without a vector", f"{missing[0]!r}{more}")
     return doc_ids, matrix
 
 
@@ -585,6 +594,32 @@ def load_evidence_vectors(wh: Warehouse, path: str | Path, name: str | None = No
         return len(doc_ids), {VECTORS: table}
 
     return _load(wh, path, name, VECTORS, "evidence.vectors", build)
+
+
+@writes_inputs
+def load_evidence_question_vectors(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
+    """A bundle's own question vectors (Parquet: task_id, vector) into raw.evidence_facet_vectors as its
+    questions (facet 0), under the name `<bundle>:questions` (given, or the bundle's directory name plus
+    the suffix); the tasks first. Seed 000 keeps "all 48 question vectors unchanged": the study then encodes
+    only the requirements (rankhouse/studies/evidence.py) and its facet vectors (with the protocol's
+    own_question_vectors = true) take these as the questions.
+
+    Example: load_evidence_question_vectors(wh, "r02/question_vectors.parquet", "r02:questions")
+    """
+    name = name or bundle_name(path) + QUESTIONS
+    if not name.endswith(QUESTIONS) or name == QUESTIONS:
+        raise InputError(path, 0, f"question vectors load under the name <bundle>{QUESTIONS}", f"not {name!r}")
+
+    def build(loaded: str, path: str | Path, data: bytes) -> tuple[int, dict[str, pa.Table]]:
+        bundle = loaded.removesuffix(QUESTIONS)
+        _require(wh, path, bundle, TASKS)
+        task_ids, matrix = read_vectors(path, data, _ids(wh, TASKS, "task_id", bundle), "task_id", "task")
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), DIMENSION)
+        table = pa.table({"bundle": [loaded] * len(task_ids), "task_id": task_ids,
+                          "facet": pa.array([0] * len(task_ids), pa.int32()), "vector": vectors})  # fmt: skip
+        return len(task_ids), {FACET_VECTORS: table}
+
+    return _load(wh, path, name, FACET_VECTORS, "evidence.question_vectors", build)
 
 
 def load_evidence_judgments(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:

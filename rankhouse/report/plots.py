@@ -420,3 +420,113 @@ def _rank_legend(series: Sequence[str], x: float, y: float) -> list[str]:
     out = ['<g class="legend">', f'<circle cx="{_c(x + 5)}" cy="{_c(y - 4)}" r="4" fill="white" stroke="{INK}"/>',
            _text(x + 14, y, "before")]  # fmt: skip
     return out + _legend(series, x + 14 + CHAR * 6 + 16, y, "circle")[1:]
+
+
+@dataclass(frozen=True)
+class Point:
+    """A scatter plot's point: x, y, optionally y's interval, in a series, with a label."""
+
+    series: str
+    x: float
+    y: float
+    low: float | None = None
+    high: float | None = None
+    label: str = ""
+
+
+def scatter(
+    ident: str, title: str, points: Sequence[Point], *, x_axis: str, y_axis: str, desc: str = "",
+    diagonal: bool = False, connect: bool = False,
+) -> str:  # fmt: skip
+    """Points (a colour per series) with their vertical intervals where given, on linear axes; `diagonal`
+    draws the line y = x (a calibration plot: measured against nominal, measured against predicted),
+    `connect` joins each series' points in x order.
+
+    Example: scatter("c", "Calibration", [Point("bm25", 0.05, 0.043, 0.041, 0.045)], x_axis="level",
+                     y_axis="share admitted", diagonal=True)
+    """
+    series = list(dict.fromkeys(p.series for p in points))
+    left, right, top, bottom = 64, WIDTH - 16, 30, 290
+    xs = [p.x for p in points]
+    ys = [v for p in points for v in (p.y, p.low, p.high) if v is not None]
+    if diagonal:
+        xs, ys = xs + ys, ys + xs
+    x_ticks = ticks(min(xs or [0.0]), max(xs or [1.0]))
+    x = Scale(x_ticks[0], x_ticks[-1], left, right)
+    y_ticks = ticks(min(ys or [0.0]), max(ys or [1.0]))
+    y = Scale(y_ticks[0], y_ticks[-1], bottom, top)
+    body = _legend(series, left, 14, "circle") if len(series) > 1 else []
+    body.append('<g class="axis y">')
+    places = _places(y_ticks)
+    for value in y_ticks:
+        body.append(f'<line x1="{_c(left)}" y1="{_c(y(value))}" x2="{_c(right)}" y2="{_c(y(value))}" stroke="{GRID}"/>')
+        body.append(_text(left - 6, y(value) + 4, number(value, places) if places else number(int(value)), "end"))
+    body.append(_text(14, (top + bottom) / 2, y_axis, "middle",
+                      f' font-weight="600" transform="rotate(-90 14 {_c((top + bottom) / 2)})"'))  # fmt: skip
+    body.append("</g>")
+    body += _x_axis(x, x_ticks, top, bottom, x_axis)
+    if diagonal:
+        low, high = max(x_ticks[0], y_ticks[0]), min(x_ticks[-1], y_ticks[-1])
+        if high > low:
+            body.append(f'<line class="diagonal" x1="{_c(x(low))}" y1="{_c(y(low))}" x2="{_c(x(high))}" '
+                        f'y2="{_c(y(high))}" stroke="{INK}" stroke-dasharray="4 3"/>')  # fmt: skip
+    for k, name in enumerate(series):
+        colour = COLOURS[k % len(COLOURS)]
+        mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
+        if connect and len(mine) > 1:
+            path = " ".join(f"{'M' if i == 0 else 'L'}{_c(x(p.x))},{_c(y(p.y))}" for i, p in enumerate(mine))
+            body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-opacity="0.6"/>')
+        for p in mine:
+            cx, cy = x(p.x), y(p.y)
+            attrs = (f'class="mark" data-series="{escape(name)}" data-label="{escape(p.label)}" data-x="{_data(p.x)}" '
+                     f'data-y="{_data(p.y)}" data-low="{_data(p.low)}" data-high="{_data(p.high)}"')  # fmt: skip
+            whisker = ""
+            if p.low is not None and p.high is not None:
+                whisker = (f'<line x1="{_c(cx)}" y1="{_c(y(p.low))}" x2="{_c(cx)}" y2="{_c(y(p.high))}" '
+                           f'stroke="{colour}" stroke-width="1.5"/>')  # fmt: skip
+            body.append(f'<g {attrs}>{whisker}<circle cx="{_c(cx)}" cy="{_c(cy)}" r="3.5" fill="{colour}"/></g>')
+    summary = "; ".join(
+        f"{p.series}{' ' + p.label if p.label else ''}: x {number(p.x)}, y {number(p.y)}"
+        + (f" [{number(p.low)}, {number(p.high)}]" if p.low is not None and p.high is not None else "")
+        for p in points
+    )
+    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 40, body)
+
+
+def heatmap(
+    ident: str, title: str, cells: Mapping[tuple[str, str], float], rows: Sequence[str], columns: Sequence[str], *,
+    x_axis: str, y_axis: str, desc: str = "",
+) -> str:  # fmt: skip
+    """A grid of shares: one cell per (row, column), shaded from white (0) to the first colour (the largest
+    share), the share written in it (as a percentage); a cell that is missing is empty.
+
+    Example: heatmap("h", "Joint p", {("floor", "floor"): 0.25}, ["floor"], ["floor"], x_axis="dense p",
+                     y_axis="bm25 p")
+    """
+    cell_w, cell_h = 72, 26
+    left, top = 64 + _label_width(rows, 120), 30
+    width = max(WIDTH // 2, left + cell_w * len(columns) + 16)
+    bottom = top + cell_h * len(rows)
+    largest = max(cells.values(), default=0.0) or 1.0
+    body = [_text(14, (top + bottom) / 2, y_axis, "middle",
+                  f' font-weight="600" transform="rotate(-90 14 {_c((top + bottom) / 2)})"')]  # fmt: skip
+    for j, column in enumerate(columns):
+        body.append(_text(left + cell_w * (j + 0.5), top - 8, column, "middle"))
+    for i, row in enumerate(rows):
+        body.append(_text(left - 6, top + cell_h * (i + 0.5) + 4, row, "end"))
+        for j, column in enumerate(columns):
+            value = cells.get((row, column))
+            x0, y0 = left + cell_w * j, top + cell_h * i
+            shade = 0.0 if value is None else value / largest
+            body.append(
+                f'<rect class="mark" data-row="{escape(row)}" data-column="{escape(column)}" '
+                f'data-value="{_data(value)}" x="{_c(x0)}" y="{_c(y0)}" width="{cell_w - 1}" '
+                f'height="{cell_h - 1}" fill="{COLOURS[0]}" fill-opacity="{shade:.3f}" stroke="{GRID}"/>'
+            )
+            if value is not None:
+                ink = "white" if shade > 0.55 else INK
+                body.append(_text(x0 + cell_w / 2, y0 + cell_h / 2 + 4, f"{100 * value:.1f}%", "middle",
+                                  f' fill="{ink}" font-size="11"'))  # fmt: skip
+    body.append(_text(left + cell_w * len(columns) / 2, bottom + 18, x_axis, "middle", ' font-weight="600"'))
+    summary = "; ".join(f"{r} x {c}: {100 * v:.1f}%" for (r, c), v in cells.items())
+    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 30, body, width)

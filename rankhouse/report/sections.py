@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rankhouse.errors import RankhouseError
 from rankhouse.report import plots
-from rankhouse.report.plots import Bar, Interval, Ranks, number
+from rankhouse.report.plots import Bar, Interval, Point, Ranks, number
 
 KINDS = ("trec", "retrieval", "fusion", "lanes", "evidence", "features")
 
@@ -217,7 +217,19 @@ METHOD_ORDER = {
     "features": ["bm25", "cosine", "dot", "weighted"],
     "evidence": ["coverage", "dense", "typed", "oracle"],
     "lanes": ["combo", "breadth", "narrative"],
-    "fusion": ["bm25", "dense", "rrf", "rsf", "mixture", "fisher", "stouffer"],
+    "fusion": [
+        "bm25",
+        "dense",
+        "rrf",
+        "rsf",
+        "mixture",
+        "fisher",
+        "stouffer",
+        "dense_admitted",
+        "rrf_admitted",
+        "mixture_admitted",
+        "stouffer_learned",
+    ],
 }
 EXTRA_MEASURES = ["macro-Top-1", "coverage", "redundancy", "pair_cosine", "objective", "gained_vs_dense",
                   "lost_vs_dense"]  # fmt: skip
@@ -450,12 +462,256 @@ def _fusion_section(folder: Folder) -> Section:
                 + ".",
             )
         )
+    frozen_at = (folder.results.get("reference") or {}).get("frozen_at")
+    if frozen_at:
+        blocks.append(Text(f"The references were frozen at {frozen_at} (the freeze's time: section 10's timestamp of "
+                           "the identity cards below, whose SHA-256 covers every other field)."))  # fmt: skip
     for name, title in (("admission.csv", "Admission (eq. 27)"), ("reference_bounds.csv", "Reference bounds (DKW)"),
                         ("reference_fingerprints.csv", "Reference identity cards")):  # fmt: skip
         rows = folder.table(name)
         if rows:
             blocks.append(_csv_table(rows, f"{title}: {name}."))
     return Section("fusion", "Fusion diagnostics", blocks)
+
+
+def _true(text: str | None) -> bool:
+    """A CSV cell written from a boolean (DuckDB's True/False)."""
+    return str(text).lower() == "true"
+
+
+def _section9(folder: Folder) -> Section | None:
+    """Seed 003's section 9 measurements, in the seed's order: the pipeline and its populations, the
+    stages with eq. 20 at each transition, null calibration against the nominal levels, the relevance
+    model, the Gaussian approximation against measured reversals, the cold-start references, the doc-doc
+    transport, eq. 26's acceptance, eq. 5's estimated weights and the success condition."""
+    r = folder.results
+    if "section9" not in r:
+        return None
+    s9 = r["section9"]
+    blocks: list[Block] = []
+    pipeline = (s9.get("pipeline") or [{}])[0]
+    norms = s9.get("vector_norms") or []
+    blocks.append(Text(
+        f"Populations (first gate): every arm scored {number(pipeline.get('min_scored'))} to "
+        f"{number(pipeline.get('max_scored'))} of the {number(pipeline.get('eligible'))} eligible documents per "
+        f"query, the null reference holds {number(pipeline.get('min_reference'))} to "
+        f"{number(pipeline.get('max_reference'))} scores per query and arm, "
+        f"{number(pipeline.get('reference_outside_corpus'))} panel documents lie outside the corpus, "
+        f"{number(pipeline.get('incomplete'))} candidates are incomplete: populations agree = "
+        f"{_value(pipeline.get('populations_agree'))} (pipeline.csv; per query stage_populations.csv). "
+        "Unit norms (second gate): " + "; ".join(
+            f"{n['kind']} {number(n['vectors'])} vectors, norms {number(n['norm_min'], 7)} to "
+            f"{number(n['norm_max'], 7)}, {number(n['unpaired'])} unpaired" for n in norms)
+        + " (vector_norms.csv; audited in prepare: at most 1e-5 from 1)."
+    ))  # fmt: skip
+    stages = folder.table("stage_transitions.csv")
+    if stages:
+        contrasts = r.get("contrasts", {}).get("all", {})
+        rows = []
+        for row in stages:
+            c = contrasts.get(f"{row['to_stage']} - {row['from_stage']}", {}).get("nDCG@10")
+            interval = f"[{number(c['ci_low'], signed=True)}, {number(c['ci_high'], signed=True)}]" if c else ""
+            rows.append(
+                [
+                    row["transition"],
+                    number(_float(row["mean_delta"]), signed=True),
+                    interval,
+                    number(_int(row["improved"])),
+                    number(_int(row["worsened"])),
+                    number(_int(row["unchanged"])),
+                ]
+            )
+        blocks.append(Table(["transition", "mean delta nDCG@10 (eq. 20)", "95% interval", "improved", "worsened",
+                             "unchanged"], rows, [False, True, True, True, True, True],
+                            "Stage separation: eq. 20 per query at every declared transition (stage_transitions.csv; "
+                            "intervals: the paired bootstrap of the contrast [to, from] where the protocol lists "
+                            "it). <rule>_admitted is the rule's ranking after admission (eq. 27) with the dense "
+                            "fallback."))  # fmt: skip
+    calibration = [row for row in folder.table("null_calibration.csv") or [] if row["stratum"] == "all"]
+    if calibration:
+        points = [Point(f"{row['arm']} ({row['reference']})", float(row["level"]), float(row["null_share"]),
+                        _float(row["null_ci_low"]), _float(row["null_ci_high"]), row["level"])
+                  for row in calibration]  # fmt: skip
+        svg = plots.scatter("s9-calibration", "Null calibration: admitted share against the nominal level", points,
+                            x_axis="nominal level alpha", y_axis="held-out null rows with p <= alpha",
+                            desc="Per arm and reference, the share of held-out null rows admitted at each "
+                            "predeclared level with its 95% interval by query clusters; the dashed line is y = x.",
+                            diagonal=True, connect=True)  # fmt: skip
+        blocks.append(Figure("s9-calibration", "Null calibration against the nominal level", svg,
+                             "Below the dashed line: conservative; above: anti-conservative (null_calibration.csv, "
+                             "stratum all)."))  # fmt: skip
+        blocks.append(Table(
+            ["reference", "arm", "level", "null rows", "admitted share [95%]", "gold rejection [95%]",
+             "null at floor", "gold at floor", "anti-conservative"],
+            [[row["reference"], row["arm"], row["level"], number(_int(row["null_rows"])),
+              f"{number(_float(row['null_share']))} [{number(_float(row['null_ci_low']))}, "
+              f"{number(_float(row['null_ci_high']))}]",
+              f"{number(_float(row['gold_rejection']))} [{number(_float(row['gold_ci_low']))}, "
+              f"{number(_float(row['gold_ci_high']))}]",
+              number(_float(row["null_at_floor"])), number(_float(row["gold_at_floor"])),
+              _value(_true(row["anti_conservative"]))] for row in calibration],
+            [False, False, True, True, True, True, True, True, False],
+            "Null calibration over all held-out rows (panel: the frozen reference; pooled: the other blocks' "
+            "retained queries). Strata (block, query length, document length, lexical match): "
+            "null_calibration.csv."))  # fmt: skip
+        flagged = s9.get("anti_conservative_strata") or []
+        blocks.append(Text(
+            "Anti-conservative strata (interval wholly above the level): " + ("; ".join(
+                f"{f['reference']} {f['arm']} at {f['level']}: {f['stratum']} {f['stratum_value']} "
+                f"{number(f['null_share'])}" for f in flagged) or "none") + "."))  # fmt: skip
+    joint = folder.table("relevance_joint.csv")
+    if joint:
+        order = ["floor", "<=0.01", "<=0.05", "<=0.1", "<=0.5", "<=1"]
+        figures = []
+        for relevant, name in (("True", "relevant"), ("False", "non-relevant")):
+            cells = {(row["bm25_bin"], row["dense_bin"]): float(row["share"]) for row in joint
+                     if row["relevant"] == relevant}  # fmt: skip
+            ident = f"s9-joint-{slug(name)}"
+            svg = plots.heatmap(
+                ident,
+                f"Joint p-values of {name} candidates",
+                cells,
+                order,
+                order,
+                x_axis="dense p-value bin",
+                y_axis="BM25 p-value bin",
+                desc=f"The share of {name} candidates in each cell of (BM25 p bin, dense p bin).",
+            )
+            figures.append(
+                Figure(
+                    ident,
+                    f"Joint p-values of {name} candidates",
+                    svg,
+                    f"{name.capitalize()} candidates (relevance_joint.csv).",
+                )
+            )
+        blocks.append(Figures(figures))
+    errors = folder.table("arm_error_rates.csv")
+    if errors:
+        blocks.append(Table(["arm", "level", "error", "rate [95%]", "candidates"],
+                            [[e["arm"], e["level"], e["error"], f"{number(_float(e['ratio']))} ["
+                              f"{number(_float(e['ci_low']))}, {number(_float(e['ci_high']))}]",
+                              number(_int(e["denominator"]))] for e in errors],
+                            [False, True, False, True, True],
+                            "Per-arm conditional error rates among the candidates (arm_error_rates.csv)."))  # fmt: skip
+    by_score = folder.table("relevance_by_score.csv")
+    if by_score:
+        rules = [rule for rule in ("mixture", "fisher", "rrf") if any(b["rule"] == rule for b in by_score)]
+        figures = []
+        for rule in rules:
+            points = [Point(rule, float(b["score_mean"]), float(b["ratio"]), _float(b["ci_low"]), _float(b["ci_high"]),
+                            b["bin"]) for b in by_score if b["rule"] == rule]  # fmt: skip
+            ident = f"s9-relevance-{slug(rule)}"
+            svg = plots.scatter(ident, f"Empirical relevance against S ({rule})", points, x_axis=f"{rule} score S "
+                                "(mean of the bin)", y_axis="share of relevant candidates", desc=f"The share of "
+                                f"relevant candidates in each of the {rule} score bins, with 95% intervals by query "
+                                "clusters.", connect=True)  # fmt: skip
+            figures.append(Figure(ident, f"Empirical relevance against S ({rule})", svg,
+                                  "Equal-count bins of S (relevance_by_score.csv)."))  # fmt: skip
+        blocks.append(Figures(figures))
+    gaussian = folder.table("gaussian_reversals.csv")
+    if gaussian:
+        groups = [g for g in gaussian if g["query_group"] != "all" and g["predicted_change"] not in ("", None)]
+        points = [Point(g["pairs"], float(g["predicted_change"]), float(g["measured_change"]), label=g["query_group"])
+                  for g in groups]  # fmt: skip
+        svg = plots.scatter("s9-gaussian", "Predicted against measured change in pairwise accuracy", points,
+                            x_axis="Gaussian: Phi(fused) - Phi(delta_v) (eq. 17 under eq. 18's model)",
+                            y_axis="measured: P(RRF right) - P(dense right)", desc="Per query group and pair set, "
+                            "the change in pairwise accuracy from dense to RRF that the Gaussian approximation "
+                            "predicts and the one measured; negative is harm.", diagonal=True)  # fmt: skip
+        blocks.append(
+            Figure(
+                "s9-gaussian",
+                "Gaussian approximation against measured reversals",
+                svg,
+                "One point per query group and pair set (all pairs; near-top: a document in either "
+                "top 10); on the dashed line the approximation is exact (gaussian_reversals.csv).",
+            )
+        )
+        overall = [g for g in gaussian if g["query_group"] == "all"]
+        agree = sum(_true(g["predicted_harm"]) == _true(g["measured_harm"]) for g in groups)
+        blocks.append(Table(
+            ["pairs", "pairs counted", "delta_l", "delta_v", "rho", "eq. 18 bound", "predicted harm",
+             "predicted change", "measured change", "measured harm", "reversals", "corrections"],
+            [[g["pairs"], number(_int(g["pair_count"])), number(_float(g["delta_l"])), number(_float(g["delta_v"])),
+              number(_float(g["rho"])), number(_float(g["eq18_bound"])), _value(_true(g["predicted_harm"])),
+              number(_float(g["predicted_change"]), signed=True), number(_float(g["measured_change"]), signed=True),
+              _value(_true(g["measured_harm"])), number(_int(g["reversals"])), number(_int(g["corrections"]))]
+             for g in overall],
+            [False] + [True] * 11,
+            f"All queries. Eq. 18's harm verdict agrees with the measured one in {number(agree)} of "
+            f"{number(len(groups))} group rows."))  # fmt: skip
+    cold = [c for c in folder.table("cold_start.csv") or [] if c["query_group"] == "all"]
+    if cold:
+        blocks.append(Table(
+            ["arm", "queries", "mean sup |G - F|", "median", "max", "DKW term (m)", "mean shift bound",
+             "queries shifted", "mean eta", "max eta", "contaminated queries"],
+            [[c["arm"], number(_int(c["queries"])), number(_float(c["mean_distance"])),
+              number(_float(c["median_distance"])), number(_float(c["max_distance"])),
+              number(_float(c["dkw_reference"])), number(_float(c["mean_shift_lower"])),
+              number(_int(c["shifted_queries"])), number(_float(c["mean_eta"])), number(_float(c["max_eta"])),
+              number(_int(c["contaminated_queries"]))] for c in cold],
+            [False] + [True] * 10,
+            "Cold-start references against held-out real scores (eq. 25): per query the distance between its "
+            "panel reference and its held-out null scores, the lower bound on the shift after both DKW terms, "
+            "and the panel's contamination eta_q; by query group: cold_start.csv, per query: "
+            "cold_start_queries.csv."))  # fmt: skip
+    transport = folder.table("transport.csv")
+    if transport:
+        folds = [t for t in transport if t["fold"] != "all"]
+        first = folds[0] if folds else {}
+        blocks.append(Table(
+            ["level", "kind", "held-out exceedance [95%]", "folds"],
+            [[t["level"], t["kind"], f"{number(_float(t['exceedance']))} [{number(_float(t['ci_low']))}, "
+              f"{number(_float(t['ci_high']))}]", number(len({f['fold'] for f in folds}))]
+             for t in transport if t["fold"] == "all"],
+            [True, False, True, True],
+            f"Doc-doc null transported to the query-doc null (eq. 22-24), dense arm: "
+            f"{number(_int(first.get('doc_pairs')))} panel pairs, mu_DD {number(_float(first.get('mu_dd')))}, "
+            f"sigma_DD {number(_float(first.get('sigma_dd')))}; "
+            f"fold {first.get('fold')}: mu_QD {number(_float(first.get('mu_qd')))} (eq. 22 from the mean vectors: "
+            f"{number(_float(first.get('mu_qd_eq22')))}), sigma_QD {number(_float(first.get('sigma_qd')))}. Each "
+            "held-out "
+            "block is tested with thresholds from the other blocks; exceedance should equal the level (per fold: "
+            "transport.csv)."))  # fmt: skip
+    separation = folder.table("separation.csv")
+    if separation:
+        blocks.append(Table(
+            ["score", "m0", "m1", "threshold", "J-hat", "eps0 + eps1", "J lower", "J_min", "accepted"],
+            [[s["arm"], number(_int(s["null_units"])), number(_int(s["relevant_units"])),
+              number(_float(s["threshold"])), number(_float(s["j_hat"])),
+              number(_float(s["epsilon_null"]) + _float(s["epsilon_relevant"])), number(_float(s["j_lower"])),
+              number(_float(s["j_min"])), _value(_true(s["accepted"]))] for s in separation],
+            [False] + [True] * 7 + [False],
+            "Eq. 26's acceptance of a separation threshold, one null and one relevant observation per query "
+            "(separation.csv)."))  # fmt: skip
+    weights = folder.table("stouffer_weights.csv")
+    if weights:
+        learned = r.get("methods", {}).get("stouffer_learned", {})
+        fixed = r.get("methods", {}).get("stouffer", {})
+        measures = ", ".join(f"{m} {number(learned[m]['value'])} (fixed weights "
+                             f"{number(fixed.get(m, {}).get('value'))})"
+                             for m in ("nDCG@10", "Top-1") if m in learned)  # fmt: skip
+        blocks.append(Table(
+            ["fold", "delta_bm25", "delta_dense", "weight_bm25", "weight_dense", "monotone"],
+            [[w["fold"], number(_float(w["delta_bm25"])), number(_float(w["delta_dense"])),
+              number(_float(w["weight_bm25"])), number(_float(w["weight_dense"])), _value(_true(w["monotone"]))]
+             for w in weights],
+            [True, True, True, True, True, False],
+            f"Eq. 5's weights Sigma^-1 delta estimated on the other blocks (stouffer_weights.csv); the cross-fitted "
+            f"ranking stouffer_learned: {measures}."))  # fmt: skip
+    success = r.get("success_condition") or {}
+    task = success.get("this_task") or {}
+    if task:
+        blocks.append(Text(
+            f"Success condition (declared before the run): for the endpoint {task.get('endpoint')}, the mean over "
+            f"the tasks {', '.join(success.get('declared', {}).get('success_tasks', []))} of "
+            f"{task.get('measure')}({task.get('new_rule')}) - {task.get('measure')}({task.get('baseline')}) > 0. "
+            f"This task ({task.get('task')}): {number(task.get('delta'), signed=True)} "
+            f"[{number(task.get('ci_low'), signed=True)}, {number(task.get('ci_high'), signed=True)}] "
+            f"({number(task.get('new_value'))} against {number(task.get('baseline_value'))}); above 0 on this "
+            f"task: {_value(task.get('holds_on_task'))}. {success.get('note', '')}"))  # fmt: skip
+    return Section("section9", "Seed 003, section 9: the measurements before fusion", blocks)
 
 
 IDENTIFIERS = ("id", "row", "seed", "version", "rank", "dimension")  # column names (or endings) of labels
@@ -525,6 +781,25 @@ def _lanes_section(folder: Folder) -> Section:
                 "model_fingerprint"]  # fmt: skip
         blocks.append(Table(["passage scoring", "value"], [[k, _value(receipt.get(k))] for k in keys if k in receipt],
                             [False, True], "The latest passage-scoring receipt."))  # fmt: skip
+    metadata_path = folder.path / "metadata.json"
+    if metadata_path.is_file():
+        metadata = folder._json(metadata_path)
+        rows = [[r["dimension"], r["answer"], r["rationale"]] for r in metadata.get("classification", [])]
+        blocks.append(Table(["Portal dimension", "Recorded answer", "Rationale"], rows, caption="Run classification "
+                            "(seed 002's table, declared in the protocol; metadata.json)."))  # fmt: skip
+        runs = [[name, str(r.get("priority")), r.get("ordering", ""), r.get("sha256", "")]
+                for name, r in metadata.get("runs", {}).items()]  # fmt: skip
+        blocks.append(Table(["run", "priority", "ordering", "SHA-256"], runs, [False, True, False, False],
+                            "The runs as written (metadata.json)."))  # fmt: skip
+        provenance = metadata.get("provenance", {})
+        scorer = provenance.get("scorer") or {}
+        blocks.append(Text(
+            f"Provenance: source lanes (lanes.run) SHA-256 {provenance.get('source_lanes_sha256')}; narratives "
+            f"SHA-256 {provenance.get('narratives_sha256')}; passage scorer {scorer.get('scorer')} "
+            f"({scorer.get('model')}, revision {scorer.get('revision')}, fingerprint {scorer.get('fingerprint')}"
+            f"{', a stand-in for the seed' + chr(39) + 's cross-encoder' if scorer.get('stand_in') else ''}); chunker "
+            f"{(provenance.get('chunker') or {}).get('chunker')}."
+        ))  # fmt: skip
     return Section("lanes", "Candidate sets", blocks)
 
 
@@ -744,7 +1019,7 @@ def _provenance_section(folder: Folder) -> Section:
 SECTIONS: dict[str, list[Callable[[Folder, str], Section | None]]] = {
     "trec": [_results_section, lambda f, k: _per_query_section(f)],
     "retrieval": [_results_section, _contrasts_section, _classes_section],
-    "fusion": [_results_section, _contrasts_section, lambda f, k: _fusion_section(f)],
+    "fusion": [_results_section, _contrasts_section, lambda f, k: _fusion_section(f), lambda f, k: _section9(f)],
     "lanes": [_results_section, lambda f, k: _lanes_section(f)],
     "evidence": [_results_section, _contrasts_section, lambda f, k: _evidence_section(f)],
     "features": [_results_section, _contrasts_section, _classes_section, lambda f, k: _ablations_section(f),
@@ -770,6 +1045,11 @@ def read(directory: Path) -> Report:
         facts.append(("extractor", f"{extractor.get('extractor')} (provider {extractor.get('provider')})"))
         if extractor.get("stand_in"):
             banner = f"Every figure here is a stand-in's. {extractor.get('note', '')}"
+    bundle = r.get("stand_in")
+    if isinstance(bundle, dict):
+        facts.append(("stand-in", "yes" if bundle.get("stand_in") else "no"))
+        if bundle.get("stand_in"):
+            banner = f"Every figure here is a stand-in's. {bundle.get('note') or ''}".strip()
     report = Report(title, kind, facts, banner)
     for build in SECTIONS[kind]:
         section = build(folder, kind)

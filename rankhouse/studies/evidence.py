@@ -2,8 +2,10 @@
 
 Generators (rankhouse/generators.py): `evidence_vectors` encodes a bundle's documents (unless the bundle
 brought its own vectors, loaded by `evidence.vectors`: kept unchanged) into raw.evidence_vectors, and
-every task's facets, the question (facet 0) and each requirement on its own (facet k + 1 for
-requirement k, no rewriting), into raw.evidence_facet_vectors, every text through raw.vector_cache;
+every task's facets, the question (facet 0; unless the bundle brought its own question vectors, loaded by
+`evidence.question_vectors` under `<bundle>:questions`: kept unchanged, seed 000's "keep ... all 48 question
+vectors unchanged") and each requirement on its own (facet k + 1 for requirement k, no rewriting), into
+raw.evidence_facet_vectors, every text through raw.vector_cache;
 and records the greedy selection's program hash (rankhouse/select.py). `evidence_plan` stores the
 paired bootstrap plans, one per task subset (all tasks, each split), each over that subset's own tasks
 in tasks.jsonl order, from the same recorded seed (the paired_bootstrap model resamples "within").
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rankhouse.errors import RankhouseError
+from rankhouse.loaders.evidence import QUESTIONS
 from rankhouse.loaders.sources import writes_inputs
 from rankhouse.studies.common import header, write_csv, write_json
 
@@ -77,7 +80,11 @@ def encode_bundle(wh: Warehouse, bundle: str, encoder, progress_bar: Callable[[s
     by_task: dict[str, list[tuple[int, str]]] = {}
     for task_id, requirement, text in requirements:
         by_task.setdefault(task_id, []).append((requirement + 1, text))
-    facets = [(task_id, 0, question) for task_id, question in tasks]
+    own_questions = wh.sql(
+        "SELECT count(*) FROM meta.sources WHERE table_name = 'raw.evidence_facet_vectors' AND name = ?",
+        [bundle + QUESTIONS],
+    )[0][0]
+    facets = [] if own_questions else [(task_id, 0, question) for task_id, question in tasks]
     facets += [(task_id, facet, text) for task_id, _ in tasks for facet, text in sorted(by_task.get(task_id, []))]
     matrix, _ = cached_vectors(wh, encoder, [text for *_, text in facets], bar(f"encoding {bundle} facets"))
     keys = {"task_id": [f[0] for f in facets], "facet": [f[1] for f in facets]}
@@ -132,7 +139,8 @@ def generate_plans(context, key: str, options: dict) -> None:  # noqa: ANN001 - 
 # -- the bundle as used ----------------------------------------------------------------------------
 BUNDLE_FILES = {"evidence.tasks": "tasks.jsonl", "evidence.documents": "documents.jsonl",
                 "evidence.pool": "pool-key.json", "evidence.judgments": "judgments.jsonl",
-                "evidence.vectors": "vectors.parquet"}  # fmt: skip
+                "evidence.vectors": "vectors.parquet",
+                "evidence.question_vectors": "question_vectors.parquet"}  # fmt: skip
 
 
 def export_bundle(wh: Warehouse, bundle: str, inputs: Sequence, out: Path) -> dict[str, str]:
@@ -153,7 +161,7 @@ def export_bundle(wh: Warehouse, bundle: str, inputs: Sequence, out: Path) -> di
     written: dict[str, str] = {}
     for item in inputs:
         name = BUNDLE_FILES.get(item.loader)
-        if name is None or (item.name or Path(item.path).resolve().parent.name) != bundle:
+        if name is None or (item.name or Path(item.path).resolve().parent.name).removesuffix(QUESTIONS) != bundle:
             continue
         if sha256_file(item.path) != item.sha256:
             raise RankhouseError(f"{item.path} changed since the study loaded it; not exported")
@@ -164,8 +172,8 @@ def export_bundle(wh: Warehouse, bundle: str, inputs: Sequence, out: Path) -> di
                             "WHERE v.bundle = ? ORDER BY d.row_index"),
         "facet_vectors.parquet": (("task_id", "facet"), "SELECT v.task_id, v.facet, v.vector "
                                   "FROM raw.evidence_facet_vectors AS v JOIN raw.evidence_tasks AS t "
-                                  "ON t.bundle = v.bundle AND t.task_id = v.task_id WHERE v.bundle = ? "
-                                  "ORDER BY t.row_index, v.facet"),
+                                  "ON t.task_id = v.task_id AND (t.bundle = v.bundle OR t.bundle || "
+                                  f"'{QUESTIONS}' = v.bundle) WHERE t.bundle = ? ORDER BY t.row_index, v.facet"),
     }  # fmt: skip
     for name, (keys, sql) in queries.items():
         if (out / name).exists():
@@ -232,6 +240,10 @@ def results(study: Study, evaluation: Evaluation, bundle_files: dict | None = No
         "SELECT path FROM meta.sources WHERE table_name = 'raw.evidence_facet_vectors' AND name = ?", [bundle]
     )
     program = wh.sql("SELECT sha256 FROM models.evidence_programs WHERE program = 'evidence_greedy'")
+    own_questions = wh.sql(
+        "SELECT count(*) FROM meta.sources WHERE table_name = 'raw.evidence_facet_vectors' AND name = ?",
+        [bundle + QUESTIONS],
+    )[0][0]
     return {
         **header(study, evaluation),
         "bundle": bundle,
@@ -242,8 +254,20 @@ def results(study: Study, evaluation: Evaluation, bundle_files: dict | None = No
         "oracle": {"diagnostic": True, "subsets_enumerated": oracle[0], "tasks_with_ties": oracle[1]},
         "greedy_program_sha256": program[0][0] if program else None,
         "encoder": encoder[0][0] if encoder else None,
+        "question_vectors": "the bundle's own" if own_questions else "encoded",
         "bundle_files": bundle_files or {},
+        "stand_in": stand_in(study),
     }
+
+
+def stand_in(study: Study) -> dict:
+    """Whether the bundle stands in for the seed's benchmark (the protocol's `[outputs] stand_in`, a note
+    saying what it is; the demonstration bundle's), as the features study labels a stand-in extractor."""
+    note = study.protocol.outputs.get("stand_in")
+    if note is not None and not (isinstance(note, str) and note.strip()):
+        raise RankhouseError(f"protocol {study.protocol.path}: [outputs] stand_in is a note saying what the bundle "
+                             "stands in for (a non-empty string)")  # fmt: skip
+    return {"stand_in": note is not None, "note": note}
 
 
 def examples(study: Study, evaluation: Evaluation) -> dict:

@@ -2,15 +2,18 @@
 their paired bootstrap contrasts against the dense arm and RRF, the diagnostics and the fused runs.
 
 results.json `methods.<rule>.<measure>.{value, queries}`, `contrasts.all.<rule - baseline>.<measure>.
-{mean, ci_low, ci_high, replicates}`; per_query.csv; reversals.csv, ndcg_deltas.csv (evaluate);
-reference_fingerprints.csv, tail_saturation.csv, reference_bounds.csv, influence.csv, admission.csv
-(label-free, frozen); runs/<rule>.run.
+{mean, ci_low, ci_high, replicates}`, `section9` and `success_condition` (seed 003's measurements:
+rankhouse/studies/fusion_measurements.py), `reference` (the identity cards with the time they were frozen);
+per_query.csv; reversals.csv, ndcg_deltas.csv and the section 9 CSVs (evaluate); reference_fingerprints.csv,
+tail_saturation.csv, reference_bounds.csv, influence.csv, admission.csv, vector_norms.csv (label-free,
+frozen); runs/<rule>.run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rankhouse.studies import fusion_measurements
 from rankhouse.studies.common import header, write_csv, write_json, write_runs
 from rankhouse.study import Evaluation, Study
 
@@ -46,10 +49,16 @@ def results(study: Study, evaluation: Evaluation) -> dict:
 
 
 def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """A fusion study: results.json, per_query.csv, the diagnostics as CSV, runs/<rule>.run."""
+    """A fusion study: results.json, per_query.csv, the diagnostics and section 9's measurements as CSV,
+    runs/<rule>.run."""
     freeze_id = evaluation.freeze.freeze_id
     wh = study.wh
-    written = [write_json(out / "results.json", results(study, evaluation))]
+    measured, parts = fusion_measurements.write(study, evaluation, out)
+    frozen_at = fusion_measurements.frozen_at(evaluation)
+    columns, cards = wh.columns("SELECT * FROM models.reference_fingerprints ORDER BY arm")
+    reference = {"frozen_at": frozen_at, "cards": [dict(zip(columns, card)) for card in cards]}
+    written = [write_json(out / "results.json", {**results(study, evaluation), **parts, "reference": reference})]
+    written += measured
     queries = "JOIN models.queries AS q ON q.corpus = m.corpus AND q.query_row = m.query_row"
     tables = {
         "per_query.csv": (
@@ -73,9 +82,11 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     label_free = {
         "reference_fingerprints.csv": (
             ["arm", "scorer", "dimension", "tokenizer", "corpus_documents", "panel", "panel_seed", "panel_size",
-             "reference_size", "tail_convention", "version", "fingerprint"],
+             "reference_size", "tail_convention", "version", "combiner", "arm_applicability", "depth_contract",
+             "tie_policy", "schema_version", "fingerprint"],
             "SELECT arm, scorer, dimension, tokenizer, corpus_documents, panel, panel_seed, panel_size, "
-            "reference_size, tail_convention, version, fingerprint FROM models.reference_fingerprints ORDER BY arm"),
+            "reference_size, tail_convention, version, combiner, arm_applicability, depth_contract, tie_policy, "
+            "schema_version, fingerprint FROM models.reference_fingerprints ORDER BY arm"),
         "tail_saturation.csv": (["arm", "candidates", "at_floor", "share_at_floor"],
                                 "SELECT arm, candidates, at_floor, share_at_floor FROM models.tail_saturation "
                                 "ORDER BY arm"),

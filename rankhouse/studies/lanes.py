@@ -4,7 +4,8 @@ with a manifest of hashes and per-topic receipts.
 
 results.json `methods.<combo|breadth|narrative>.<measure>.value` (every measure the protocol asks for),
 `candidates`, `passage_scoring`; per_query.csv (those of P@10, R@10, nDCG@10 and RR the protocol asks
-for); k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json. `needs` says what a lanes
+for); k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json; metadata.json (seed 002's
+compact provenance and its run classification table, which the report shows). `needs` says what a lanes
 protocol's stages must build for this writer (rankhouse.studies.check_protocol).
 """
 
@@ -44,6 +45,24 @@ def needs(protocol: Protocol, built: dict[str, set[str]]) -> list[str]:
 def measures(study: Study) -> list[str]:
     """The labels of the measures the protocol asks for, in its order."""
     return [m.label for m in parse_measures(study.protocol.parameters.get("measures"))]
+# the seed's run priorities and what each ordering is
+RUNS = {
+    "combo": (1, "narrative + subnarrative: 0.5 narrative percentile + 0.5 facet (0.7 best + 0.3 second-best)"),
+    "breadth": (2, "subnarrative evidence breadth: supported subnarratives, strong passages, combo, source rank, id"),
+    "narrative": (3, "narrative only: the untouched narrative's percentile, source rank, id"),
+}
+# seed 002's system classification, in its order: (protocol key under [outputs.classification], portal dimension)
+CLASSIFICATION = [
+    ("automatic_or_manual", "Automatic or manual"),
+    ("run_type", "Real run or pool enrichment"),
+    ("agents_in_development", "Agents used in development"),
+    ("retrieval_access", "Retrieval access"),
+    ("retrieval_category", "Retrieval category"),
+    ("pipeline_type", "Pipeline type"),
+    ("neural_networks", "Neural networks"),
+    ("proprietary_models", "Proprietary models"),
+    ("open_weight_models", "Open-weight models"),
+]
 
 
 def results(study: Study, evaluation: Evaluation) -> dict:
@@ -119,7 +138,69 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     })  # fmt: skip
     if problems:
         raise RankhouseError("the run files do not validate:\n  " + "\n  ".join(map(str, problems[:20])))
-    return [*written, manifest]
+    return [*written, manifest, *write_metadata(study, evaluation, out, runs, found)]
+
+
+def classification(study: Study) -> list[dict]:
+    """The protocol's run classification (`[outputs.classification]`), in the seed's order of dimensions."""
+    from rankhouse.errors import RankhouseError
+
+    declared = study.protocol.outputs.get("classification", {})
+    unknown = sorted(set(declared) - {key for key, _ in CLASSIFICATION})
+    if unknown:
+        raise RankhouseError(f"protocol {study.protocol.path}: [outputs.classification] has no dimension "
+                             f"{unknown[0]!r}; known: {', '.join(key for key, _ in CLASSIFICATION)}")  # fmt: skip
+    rows = []
+    for key, dimension in CLASSIFICATION:
+        answer = declared.get(key)
+        if not (isinstance(answer, list) and len(answer) == 2 and all(isinstance(a, str) for a in answer)):
+            raise RankhouseError(f"protocol {study.protocol.path}: [outputs.classification] {key} must be "
+                                 "[answer, rationale] (two strings)")  # fmt: skip
+        rows.append({"dimension": dimension, "answer": answer[0], "rationale": answer[1]})
+    return rows
+
+
+def write_metadata(study: Study, evaluation: Evaluation, out: Path, runs: list[Path], found: dict) -> list[Path]:
+    """metadata.json (seed 002's compact provenance: the runs with their SHA-256, the classification, the
+    source lanes', the narratives' and the documents' SHA-256, the scorer's identity and revision, the
+    chunker, the scoring receipt); the report draws the classification table from it."""
+    from rankhouse.lanes import scorer_identity
+    from rankhouse.loaders.sources import sha256_file as file_sha256
+
+    corpus = study.protocol.parameters["corpus"]
+    freeze = evaluation.freeze
+    inputs = freeze.record.get("inputs", {})
+    by_loader = {item.loader: item.key for item in study.protocol.inputs}
+    rows = classification(study)
+    metadata = {
+        "format": "rankhouse-lanes-metadata/1",
+        "study": study.protocol.name,
+        "freeze_id": freeze.freeze_id,
+        "protocol_sha256": study.protocol.sha256,
+        "runs": {
+            path.stem: {
+                "file": f"runs/{path.name}",
+                "sha256": file_sha256(path),
+                "priority": RUNS[path.stem][0],
+                "ordering": RUNS[path.stem][1],
+            }
+            for path in runs
+            if path.stem in RUNS
+        },  # fmt: skip
+        "classification": rows,
+        "provenance": {
+            "lane_source": study.protocol.parameters.get("lane_source"),
+            "source_lanes_sha256": file_sha256(out / "lanes.run"),
+            "narratives_sha256": inputs.get(by_loader.get("lanes.narratives"), {}).get("sha256"),
+            "documents_sha256": inputs.get(by_loader.get("csv.documents"), {}).get("sha256"),
+            "scorer": scorer_identity(study.wh, corpus),
+            "chunker": {k: study.protocol.parameters.get(k) for k in ("chunker", "chunk_size", "chunk_overlap")},
+            "passage_scoring": found["passage_scoring"],
+            "freeze_file_sha256": freeze.file_sha256,
+        },
+        "candidates": found["candidates"],
+    }
+    return [write_json(out / "metadata.json", metadata)]
 
 
 def table(study: Study, evaluation: Evaluation) -> str:

@@ -1,6 +1,7 @@
-"""The writer of retrieval studies (seed 004 E1/E2; studies/banking77.toml): every measure per method and
-query subset with Wilson intervals for the hit rates, the paired bootstrap contrasts, the duplicate
-counts, per-query and per-intent tables and the runs.
+"""The writer of retrieval studies (studies/banking77.toml: the BANKING77 baseline, BM25 against MiniLM
+with seed 004's E1/E2 measures; not seed 004's protocol, which forbids dense models): every measure per
+method and query subset with Wilson intervals for the hit rates, the paired bootstrap contrasts, the
+duplicate counts, per-query and per-intent tables and the runs.
 
 results.json `methods.<method>.<measure>.{value, ci_low?, ci_high?, queries}`, `subsets.<subset>...`,
 `contrasts.<subset>.<a - b>.{measure, mean, ci_low, ci_high, replicates}`, `duplicates`; per_query.csv;

@@ -67,3 +67,80 @@ CAST({{ units_sum(units) }} AS DOUBLE) / 1e17 / count({{ units }})
 {% macro tie_margin(differences) -%}
 CAST({{ differences }} AS DECIMAL(38, 0)) * 100000
 {%- endmacro %}
+
+{#- A share pooled over clusters (e.g. the rows of every query that pass a test, over all queries) with its
+    interval by the clusters, the independent units, never by the rows (seed 003, assumption 6: pairs that
+    share a query are not independent observations). `source` has the columns `keys`, and per cluster
+    (one row each) `numerator` and `denominator` (counts); clusters with denominator 0 are left out. The
+    CTE `name` has the keys, clusters (Q), numerator and denominator (their sums), ratio = numerator /
+    denominator, its standard error by the linearised (cluster-robust) variance of a ratio estimator,
+    sqrt(Q / (Q - 1) * sum_c (numerator_c - ratio denominator_c)^2) / denominator (NULL for one cluster),
+    and the normal 95% interval ratio -+ 1.959964 se within [0, 1], as ci_low and ci_high. The squares are
+    added exactly (exact_sum), so the interval does not depend on the order of addition. -#}
+{% macro cluster_ratio(name, source, keys) -%}
+{%- set key_list = keys | join(", ") -%}
+{{ name }}_totals AS (
+    SELECT {{ key_list }}, count(*) AS clusters, sum(numerator) AS numerator, sum(denominator) AS denominator
+    FROM {{ source }}
+    WHERE denominator > 0
+    GROUP BY {{ key_list }}
+),
+
+{{ name }}_spread AS (
+    SELECT
+        {% for k in keys %}t.{{ k }}, {% endfor %}t.clusters,
+        t.numerator,
+        t.denominator,
+        {{ exact_sum("(s.numerator - s.denominator * t.numerator / t.denominator) * (s.numerator - s.denominator * t.numerator / t.denominator)") }} AS squares
+    FROM {{ name }}_totals AS t
+    JOIN {{ source }} AS s ON {% for k in keys %}s.{{ k }} = t.{{ k }} AND {% endfor %}s.denominator > 0
+    GROUP BY {% for k in keys %}t.{{ k }}, {% endfor %}t.clusters, t.numerator, t.denominator
+),
+
+{{ name }}_errors AS (
+    SELECT
+        *,
+        numerator / denominator AS ratio,
+        CASE WHEN clusters > 1 THEN sqrt(clusters / (clusters - 1) * squares) / denominator END AS standard_error
+    FROM {{ name }}_spread
+),
+
+{{ name }} AS (
+    SELECT
+        {{ key_list }},
+        clusters,
+        numerator,
+        denominator,
+        ratio,
+        standard_error,
+        greatest(0.0, ratio - 1.959964 * standard_error) AS ci_low,
+        least(1.0, ratio + 1.959964 * standard_error) AS ci_high
+    FROM {{ name }}_errors
+)
+{%- endmacro %}
+
+{#- The tertile edges of `value` over the rows of `source`, as the CTE `name` (one row: first_tertile,
+    second_tertile): the values at positions ceil(n/3) and ceil(2n/3) of the rows sorted by `value`, then
+    `key` (a total order). tertile_bin puts a value in short (up to the first edge), medium (up to the
+    second) or long. A rule fixed before any outcome (the strata of seed 003, section 9). -#}
+{% macro tertile_edges(name, source, value, key) -%}
+{{ name }}_order AS (
+    SELECT {{ value }} AS value, row_number() OVER (ORDER BY {{ value }}, {{ key }}) AS position, count(*) OVER () AS n
+    FROM {{ source }}
+),
+
+{{ name }} AS (
+    SELECT
+        max(CASE WHEN position = CAST(ceil(n / 3.0) AS BIGINT) THEN value END) AS first_tertile,
+        max(CASE WHEN position = CAST(ceil(2 * n / 3.0) AS BIGINT) THEN value END) AS second_tertile
+    FROM {{ name }}_order
+)
+{%- endmacro %}
+
+{% macro tertile_bin(value, edges) -%}
+CASE
+        WHEN {{ value }} <= {{ edges }}.first_tertile THEN 'short'
+        WHEN {{ value }} <= {{ edges }}.second_tertile THEN 'medium'
+        ELSE 'long'
+    END
+{%- endmacro %}
