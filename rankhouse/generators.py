@@ -40,6 +40,7 @@ class Context:
     meter: Callable[..., Meter] = SILENT.meter  # a sink's rows meter (an extraction's progress)
     # the rows a generator made: produced("raw.resample_plans", {"plan": key}, key), into the study's slice
     produced: Callable[[str, dict, str | None], None] = lambda table, key, source: None
+    no_smoke: str | None = None  # why a full http extraction starts without a smoke batch (`--no-smoke REASON`)
     _encoder: object | None = field(default=None, repr=False)
 
     @property

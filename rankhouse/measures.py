@@ -72,10 +72,12 @@ FAMILIES = {
         Family(
             "Judged", "optional", "mean", "share of the first k retrieved documents that are judged", "measure_judged"
         ),
-        Family("infAP", "none", "mean", "inferred AP over a judged sample of the pool (trec_eval infAP)", "measure_infap"),
+        Family("infAP", "none", "mean", "inferred AP over a judged sample of the pool (trec_eval infAP)",
+               "measure_infap"),
         Family("gm_bpref", "none", "geometric", "geometric mean of Bpref over queries (trec_eval gm_bpref)",
                "measure_bpref"),
-        Family("Rprec_mult", "required", "mean", "precision at m x R documents (trec_eval Rprec_mult)", "measure_rprec"),
+        Family("Rprec_mult", "required", "mean", "precision at m x R documents (trec_eval Rprec_mult)",
+               "measure_rprec"),
         Family("utility", "none", "mean", "set utility from the retrieved/relevant contingency table, weights "
                "(1, -1, 0, 0) by default (trec_eval utility)", "measure_set", ("weights",)),
         Family("11pt_avg", "none", "mean", "interpolated precision averaged over recall levels, 0.0 to 1.0 by 0.1 by "
@@ -282,8 +284,10 @@ def _parameter_value(text: str, family: str, key: str, value: str) -> object:
         items = [v for v in _split(value[1:-1]) if v]
         numbers = tuple(_number_value(text, "a list of numbers", key, v) for v in items)
         if key == "weights" and len(numbers) != 4:
-            raise RankhouseError(f"measure {text!r}: weights are four numbers (relevant retrieved, non-relevant "
-                                 f"retrieved, relevant not retrieved, non-relevant not retrieved), not {len(numbers)}")
+            raise RankhouseError(
+                f"measure {text!r}: weights are four numbers (relevant retrieved, non-relevant "
+                f"retrieved, relevant not retrieved, non-relevant not retrieved), not {len(numbers)}"
+            )
         if not numbers or len(numbers) > MAX_PARAMETERS:
             raise RankhouseError(f"measure {text!r}: {key} holds 1 to {MAX_PARAMETERS} numbers, not {len(numbers)}")
         return numbers
@@ -570,8 +574,10 @@ def parse_measure(text: str, given: dict[str, str] | None = None) -> list[Measur
     known = ", ".join(sorted(FAMILIES)) + "; trec_eval: " + ", ".join(sorted(TREC_NAMES))
     known += "; groups: " + ", ".join(TREC_GROUPS)
     known += "; aliases: " + ", ".join([*ALIASES, *(f"{a}@k" for a in FAMILY_ALIASES)])
-    known += ("; parameters: P(rel=2)@10 (also R, AP, RR, Success), nDCG(dcg=exp-log2)@10, nDCG(gains={1:1,2:3}), "
-              "RBP(p=0.8), SetF(beta=2)")
+    known += (
+        "; parameters: P(rel=2)@10 (also R, AP, RR, Success), nDCG(dcg=exp-log2)@10, nDCG(gains={1:1,2:3}), "
+        "RBP(p=0.8), SetF(beta=2)"
+    )
     raise RankhouseError(f"unknown measure {text!r}; {_did_you_mean(text) or 'known: ' + known}")
 
 

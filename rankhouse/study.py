@@ -538,18 +538,19 @@ class Study:
         self._record_contents(loaded)
         return loaded
 
-    def prepare(self, reload: bool = False) -> list[ModelRun]:
+    def prepare(self, reload: bool = False, no_smoke: str | None = None) -> list[ModelRun]:
         """Load the label-free inputs (load_inputs), make the generated tables and build the prepare
-        models, then their companion views; the labels are not opened. Published for readers at the end."""
+        models, then their companion views; the labels are not opened. Published for readers at the end.
+        `no_smoke`: why a full http extraction may start without a smoke batch (recorded)."""
         with self.wh.writing_inputs():  # one copy of the inputs for the loads and the generators
             self.load_inputs(reload)
-            self._generate()
+            self._generate(no_smoke)
         assert "gate" not in self.wh.attached()
         runs = self.runner().run(self.prepare_models + self.companions, progress=self.progress)
         self.wh.publish()
         return runs
 
-    def _generate(self) -> None:
+    def _generate(self, no_smoke: str | None = None) -> None:
         """Make the protocol's generated tables (rankhouse/generators.py: vectors, seeded plans, panels...),
         each added to the study's slice as it is made (a generator may build models that read it)."""
 
@@ -565,7 +566,9 @@ class Study:
                 def made(table: str, key: dict, source: str | None, origin: str = f"generate.{item.key}") -> None:
                     produced.append((table, key, source, origin))  # noqa: B023 - used within the iteration
 
-                context = Context(self.wh, self.progress.say, self.progress.bar, build, self.progress.meter, made)
+                context = Context(
+                    self.wh, self.progress.say, self.progress.bar, build, self.progress.meter, made, no_smoke
+                )
                 GENERATORS[item.kind].run(context, item.key, item.options)
                 if not produced:
                     raise RankhouseError(
@@ -774,6 +777,12 @@ class Study:
         for name in self.prepare_models:
             if built[name] != runner.fingerprint(name):
                 model = self.project.models[name]
+                if built[name] is not None and built[name] == freeze.record["models"].get(name):
+                    problems.append(  # the frozen build, and the model's code changed since (a new release)
+                        f"{model.materialized} {model.table} was built by the frozen definition of its model, "
+                        f"which changed since: rebuild it with rankhouse study prepare {self.protocol.path}"
+                    )
+                    continue
                 problems.append(
                     f"{model.materialized} {model.table} is not the one its model built (replaced, redefined or "
                     f"dropped in the warehouse): rebuild it with rankhouse study prepare {self.protocol.path}"

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from warehouse_files import copy_warehouse
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.functions import register
@@ -571,16 +572,16 @@ def test_the_freeze_holds_the_label_free_selections_and_their_inputs(demo):
     assert project.models["evidence_oracle"].stage == "evaluate"
 
 
-def test_the_greedy_selection_is_the_same_at_one_thread(demo):
-    wh = demo.wh
-    before = wh.sql("SELECT * FROM models.evidence_greedy ORDER BY ALL")
-    threads = wh.sql("SELECT current_setting('threads')")[0][0]
-    wh.sql("SET threads = 1")
-    try:
+def test_the_greedy_selection_is_the_same_at_one_thread(demo, tmp_path):
+    before = demo.wh.sql("SELECT * FROM models.evidence_greedy ORDER BY ALL")
+    # on a copy: a forced rebuild writes a second store table of the same fingerprint, which the session's
+    # warehouse of studies must not hold (tests/test_many_studies.py: a table per fingerprint, once)
+    copy = copy_warehouse(demo.wh.path, tmp_path / "w.duckdb")
+    with Warehouse(copy, namespace="evidence_demo") as wh:
+        register(wh.con, ("evidence_greedy",))
+        wh.sql("SET threads = 1")
         Runner(wh, Project.load(params=demo.params), demo.params).run(["evidence_greedy"], force=True)
-    finally:
-        wh.sql(f"SET threads = {threads}")
-    assert wh.sql("SELECT * FROM models.evidence_greedy ORDER BY ALL") == before
+        assert wh.sql("SELECT * FROM models.evidence_greedy ORDER BY ALL") == before
 
 
 # -- bundle validation: every documented rule has a test ----------------------------------------------

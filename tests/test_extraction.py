@@ -545,6 +545,30 @@ def test_the_full_extraction_waits_for_a_smoke_batch_or_a_reason(corpus, monkeyp
     assert cli(["features", "extract", str(corpus.protocol), "--db", str(db), "--smoke", "2", "--no-smoke", "x"]) == 2
 
 
+def test_study_prepare_waits_for_a_smoke_batch_or_says_why_not(corpus, monkeypatch, tmp_path, capfd):
+    """`rankhouse study prepare` with the http provider: refused before a request without a smoke batch;
+    `--no-smoke REASON` starts the full extraction and records the reason."""
+    from rankhouse.extraction.run import NO_SMOKE as KEY_NO_SMOKE
+
+    with FakeLLM() as server:
+        for name, value in endpoint_env(server).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("RANKHOUSE_EXTRACT_NO_SMOKE", raising=False)
+        monkeypatch.setenv("RANKHOUSE_EXTRACT_MAX_COST", "1000")
+        monkeypatch.setenv("RANKHOUSE_EXTRACT_RATE", "1000")
+        db = tmp_path / "p.duckdb"
+        assert cli(["study", "prepare", str(corpus.protocol), "--db", str(db), "--quiet"]) == 2
+        assert "no smoke batch has completed" in capfd.readouterr().err and server.log == []
+        reason = "the loopback server of the tests, checked by another test"
+        assert cli(["study", "prepare", str(corpus.protocol), "--db", str(db), "--quiet", "--no-smoke", reason]) == 0
+        assert len({e["text"] for e in server.log}) == len(corpus.texts)
+    from rankhouse.study import Protocol
+
+    with Warehouse(db, read_only=True, namespace=Protocol.load(corpus.protocol).name) as wh:
+        assert wh.sql("SELECT path FROM meta.sources WHERE table_name = ?", [KEY_NO_SMOKE]) == [(reason,)]
+        assert wh.sql("SELECT sum(missing) FROM models.feature_coverage")[0][0] == 0
+
+
 def test_requirement_interpretation_over_http(corpus, monkeypatch):
     with FakeLLM() as server:
         for name, value in endpoint_env(server).items():

@@ -306,7 +306,8 @@ def test_measure_parameters_match_pytrec_eval():
     for name, (request, key) in names.items():
         evaluator = pytrec_eval.RelevanceEvaluator(read_qrels(qrels), {request})
         expected = evaluator.evaluate(read_run(run))
-        assert {q: v[key] for q, v in expected.items()} == pytest.approx({q: v[name] for q, v in ours.items()}, abs=1e-12)
+        ours_values = {q: v[name] for q, v in ours.items()}
+        assert {q: v[key] for q, v in expected.items()} == pytest.approx(ours_values, abs=1e-12)
 
 
 def test_gains_given_per_grade_equal_the_measures_on_regraded_judgments(tmp_path):

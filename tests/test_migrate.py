@@ -57,7 +57,13 @@ def test_migrate_carries_the_study_over_and_its_freeze_still_verifies(old):
     assert "trec_sample: 4 models, 1 freeze" in done.stderr
     assert (old.parent / "w.v1.duckdb").exists() and (old.parent / "w.labels.v1.duckdb").exists()
     status = rankhouse_in_process("study", "status", PROTOCOL, "--db", old).stdout
-    assert "current    trec_sample-1: intact" in status, status
+    # what the carry-over kept verifies; the one change is this release's measure_requests (version 3 -> 4, a
+    # parameters column), which 0.1 built and froze: the freeze says so, and nothing else
+    current = next(line for line in status.splitlines() if line.startswith("current    "))
+    assert current.startswith("current    trec_sample-1: CHANGED: table models.measure_requests was built by the "
+                              "frozen definition of its model, which changed since"), status  # fmt: skip
+    assert current.count("; ") == 1 and current.endswith("model measure_requests changed (its SQL, parameters, "
+                                                         "parents or data)"), current  # fmt: skip
     assert "records no evaluate plan" in status
     assert results(old, "trec_sample", "trec_sample-1") == recorded  # the 0.1 results, kept by freeze
     # no label row outside the study's labels file
@@ -67,9 +73,13 @@ def test_migrate_carries_the_study_over_and_its_freeze_still_verifies(old):
             with duckdb.connect(str(path), read_only=True) as con:
                 tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
             assert not tables & {"qrels", "qrels_judgments", "judged_ranking", "ideal_ranking"}, name
-    # its next evaluation needs a freeze that records the evaluate plan; then the same results
+    # its next evaluation: the changed model rebuilt, then a freeze that records the evaluate plan; the same results
     line = error_line(rankhouse_in_process("study", "evaluate", PROTOCOL, "--db", old))
-    assert "made before freezes recorded the evaluate plan" in line and "--supersedes trec_sample-1" in line
+    assert "the labels stay closed" in line, line
+    prepared = rankhouse_in_process("study", "prepare", PROTOCOL, "--db", old)
+    assert prepared.returncode == 0, prepared.stderr
+    line = error_line(rankhouse_in_process("study", "evaluate", PROTOCOL, "--db", old))
+    assert "changed since freeze trec_sample-1" in line, line
     froze = rankhouse_in_process("study", "freeze", PROTOCOL, "--db", old, "--supersedes", "trec_sample-1",
                                  "--reason", "record the evaluate plan (carried over from rankhouse 0.1)")  # fmt: skip
     assert froze.returncode == 0, froze.stderr

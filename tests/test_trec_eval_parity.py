@@ -324,8 +324,7 @@ def test_judged_matches_ir_measures(run, compared):
 # 4. trec_eval's test directory ======================================================================
 
 UNSUPPORTED = {
-    name.strip()
-    for name in re.search(r"not compared\):\n\n(.*?)(?:\n\n|\n?$)", __doc__, re.S).group(1).split(",")
+    name.strip() for name in re.search(r"not compared\):\n\n(.*?)(?:\n\n|\n?$)", __doc__, re.S).group(1).split(",")
 } - {"(none)"}  # the docstring's list
 ALL = ["all_trec"]
 MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",

@@ -196,3 +196,10 @@ def _toml(text: str) -> object:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         raise ValueError(text) from None
+
+
+NoSmokeOption = Annotated[
+    str | None,
+    typer.Option("--no-smoke", metavar="REASON", help="Start the full http extraction without a smoke batch, "
+                 "saying why (recorded; the default refuses until a --smoke batch has completed)."),
+]  # fmt: skip

@@ -193,7 +193,9 @@ def demo_command(
     db: Annotated[str, typer.Option("--db", help="Warehouse file.")] = DEFAULT_DB,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Where the study writes its outputs (default: the warehouse's <db>.d/out/<study>/)."),
+        typer.Option(
+            "--out", help="Where the study writes its outputs (default: the warehouse's <db>.d/out/<study>/)."
+        ),
     ] = None,
     study: Annotated[str, typer.Option(help="The study to run: banking77 or trec_sample.")] = "banking77",
     quiet: QuietOption = False,
@@ -223,9 +225,10 @@ def demo_command(
     builder = open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     sink.say(f"rankhouse demo: {protocol.relative_to(ROOT)} on {db} (prepare, freeze, evaluate; outputs in {out})")
     sink.say(f"DuckDB memory limit {memory_limit(DEMO_MEMORY_LIMIT)} ({MEMORY_LIMIT_VARIABLE} to change it)")
-    with engine_started(builder, sink.say), Warehouse(
-        db, default_memory_limit=DEMO_MEMORY_LIMIT, namespace=loaded.name, say=sink.say
-    ) as wh:
+    with (
+        engine_started(builder, sink.say),
+        Warehouse(db, default_memory_limit=DEMO_MEMORY_LIMIT, namespace=loaded.name, say=sink.say) as wh,
+    ):
         studied = _study(loaded, wh, None, sink, engine=builder)
         studied.prepare()
         studied.freeze()

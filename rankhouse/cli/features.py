@@ -15,6 +15,7 @@ from rankhouse.cli.common import (
     FINITE,
     DbOption,
     JsonOption,
+    NoSmokeOption,
     QuietOption,
     choose,
     progress_sink,
@@ -58,11 +59,6 @@ SmokeOption = Annotated[
     int | None,
     _option("--smoke", whole_number(1), "N", "Extract only the first N training rows: a smoke batch to check "
             "response types and cost (never counted complete)."),
-]  # fmt: skip
-NoSmokeOption = Annotated[
-    str | None,
-    typer.Option("--no-smoke", metavar="REASON", help="Start the full http extraction without a smoke batch, "
-                 "saying why (recorded; the default refuses until a --smoke batch has completed)."),
 ]  # fmt: skip
 ConcurrencyOption = Annotated[
     int | None, _option("--concurrency", whole_number(1), "N", "Requests in flight at most (default 8).")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli import engines
-from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink, say
+from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, NoSmokeOption, QuietOption, progress_sink, say
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.studies import check_output_dir, check_protocol, summary_table, write_outputs
@@ -77,7 +77,8 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Free
                     reload: ReloadOption = False, quiet: QuietOption = False,
                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                     master: engines.MasterOption = None,
-                    spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
+                    spark_workdir: engines.SparkWorkdirOption = None,
+                    no_smoke: NoSmokeOption = None) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models (on --engine: duckdb, or spark for the
     portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
     sink = progress_sink(quiet, json_lines)
@@ -85,7 +86,7 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Free
     check_protocol(loaded)
     builder = engines.open_engine(engine, master, spark_workdir)  # refused here, before the warehouse is opened
     with engines.engine_started(builder, sink.say), Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
-        _study(loaded, wh, freezes, sink, builder).prepare(reload)
+        _study(loaded, wh, freezes, sink, builder).prepare(reload, no_smoke)
 
 
 @study_app.command("freeze")

@@ -18,8 +18,8 @@ restart continues where a run stopped. The smoke batch first (seed 004's operati
 train-only smoke batch to check response types and cost"): with the http provider, a full extraction
 (values or E3 readings) does not start until the store holds a completed training row of this schema and
 extractor, which only a smoke batch (`rankhouse features extract PROTOCOL --smoke N`) or a run that was told
-to go without one writes first; `--no-smoke REASON` (or RANKHOUSE_EXTRACT_NO_SMOKE=REASON, which `rankhouse
-study prepare` reads) says why not, and the reason is recorded (meta.sources `extraction.no_smoke`).
+to go without one writes first; `--no-smoke REASON` (on `features extract` and `study prepare`, or
+RANKHOUSE_EXTRACT_NO_SMOKE=REASON) says why not, and the reason is recorded (meta.sources `extraction.no_smoke`).
 If rows are still missing at the end (the run stopped on errors or at the cost ceiling), the generator
 raises an error that says how many and how to resume: an incomplete extraction never reaches a freeze
 (models/staging/feature_coverage.sql refuses it too).
@@ -125,8 +125,8 @@ def smoke_first(wh: Warehouse, job: Job, no_smoke: str | None) -> None:
         raise RankhouseError(
             f"{job.describe()}: no smoke batch has completed for this schema and extractor; seed 004 starts with "
             "a train-only smoke batch to check response types and cost: run `rankhouse features extract PROTOCOL "
-            "--smoke 20` first, or say why not with --no-smoke REASON (RANKHOUSE_EXTRACT_NO_SMOKE=REASON for "
-            "`rankhouse study prepare`)"
+            "--smoke 20` first, or say why not with --no-smoke REASON (on `features extract` or `study prepare`; "
+            "or RANKHOUSE_EXTRACT_NO_SMOKE=REASON)"
         )
     from rankhouse.loaders.sources import record_source, sha256_bytes
 
@@ -182,7 +182,7 @@ def _generate(context, key: str, options: dict, kind: str) -> None:  # noqa: ANN
         context.say,
         lambda: context.encoder,
         meter=context.meter,
-        no_smoke=os.environ.get("RANKHOUSE_EXTRACT_NO_SMOKE"),
+        no_smoke=context.no_smoke or os.environ.get("RANKHOUSE_EXTRACT_NO_SMOKE"),
     )
     for table, columns, source in extraction_slice(done.job):
         context.produced(table, columns, source)

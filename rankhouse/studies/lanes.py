@@ -45,6 +45,8 @@ def needs(protocol: Protocol, built: dict[str, set[str]]) -> list[str]:
 def measures(study: Study) -> list[str]:
     """The labels of the measures the protocol asks for, in its order."""
     return [m.label for m in parse_measures(study.protocol.parameters.get("measures"))]
+
+
 # the seed's run priorities and what each ordering is
 RUNS = {
     "combo": (1, "narrative + subnarrative: 0.5 narrative percentile + 0.5 facet (0.7 best + 0.3 second-best)"),
