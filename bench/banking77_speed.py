@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import installed, machine, own_peak_mb, rewrite_readme, run_child
+from peers import installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "banking77"
@@ -161,6 +161,7 @@ def main() -> None:
     if args.from_results:
         results = json.loads(args.from_results.read_text())
     else:
+        target = results_file(args.out, "banking77_speed")  # refused here, before anything is measured
         present = []
         for system in SYSTEMS:
             if installed(MODULES[system]):
@@ -181,8 +182,7 @@ def main() -> None:
                 run[system] = run_child(__file__, system)
             results["runs"].append(run)
         results["load_average"] = [before, os.getloadavg()[0]]
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "banking77_speed.json").write_text(json.dumps(results, indent=2))
+        target.write_text(json.dumps(results, indent=2))
     text = section(results)
     print("BM25 full ranking, BANKING77 (3,080 queries x 10,003 documents), files to ranked documents\n")
     print(text, end="")

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import machine, run_measured
+from peers import machine, results_file, run_measured
 from peers import rewrite_readme as rewrite_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -304,7 +304,7 @@ def section(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=1, help="rounds, each on a fresh warehouse (default 1)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "demo_speed.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="folder of demo_speed.json")
     parser.add_argument(
         "--checkout",
         type=Path,
@@ -323,6 +323,7 @@ def main() -> None:
     if args.from_results:
         results = json.loads(args.from_results.read_text())
     else:
+        target = results_file(args.out, "demo_speed")  # refused here, before a five-minute run
         results = {"environment": machine(), "memory_limit": os.environ.get("RANKHOUSE_MEMORY_LIMIT"), "rounds": []}
         results["checkout"] = str(args.checkout.resolve())
         results["vectors_from"] = str(args.vectors_from) if args.vectors_from else None
@@ -333,8 +334,7 @@ def main() -> None:
             say(f"round {n + 1} of {args.repeat}")
             with tempfile.TemporaryDirectory(prefix="rankhouse-demo-") as scratch:
                 results["rounds"].append(one_round(Path(scratch), args.checkout.resolve(), args.vectors_from))
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        target.write_text(json.dumps(results, indent=2) + "\n")
     text = section(results)
     print(text, end="")
     if args.readme:

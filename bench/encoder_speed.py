@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import results_file
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 16
@@ -124,7 +125,7 @@ def main() -> None:
     for name in ("train.csv", "test.csv"):
         if not (args.data / name).is_file():
             sys.exit(f"{args.data / name}: missing; pass --data DIR, the folder of BANKING77's train.csv, test.csv")
-    args.out.mkdir(parents=True, exist_ok=True)
+    target = results_file(args.out, "encoder_speed")  # refused here, before anything is measured
     runs: dict[str, list[dict]] = {system: [] for system in SYSTEMS}
     vectors: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,7 +174,7 @@ def main() -> None:
     ]
     print("\n".join(lines))
     summary = {"runs": runs, "ratio": ratio, "max_abs_difference": max_abs, "min_cosine": min_cosine}
-    (args.out / "encoder_speed.json").write_text(json.dumps(summary, indent=2))
+    target.write_text(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":

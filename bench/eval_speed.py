@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, own_peak_mb, rewrite_readme, run_child
+from peers import ROOT, installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -243,7 +243,7 @@ def main() -> None:
     if args.child:
         child(*args.child)
         return
-    args.out.mkdir(parents=True, exist_ok=True)
+    target = results_file(args.out, "eval_speed")  # refused here, before anything is measured
     systems = [s for s in SYSTEMS if installed(MODULES[s])]
     missing = [s for s in SYSTEMS if s not in systems]
     for system in missing:
@@ -259,7 +259,7 @@ def main() -> None:
     }
     text = section(results)
     print(text)
-    (args.out / "eval_speed.json").write_text(json.dumps(results, indent=2))
+    target.write_text(json.dumps(results, indent=2))
     if args.readme:
         rewrite_readme(ROOT / "README.md", "eval_speed.py", text + "\n")
         print("rewrote README.md's eval_speed.py section", file=sys.stderr)

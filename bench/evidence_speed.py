@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import results_file
 
 REQUIREMENTS = 4
 DIMENSION = 384
@@ -142,6 +143,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     args = parser.parse_args()
+    target = results_file(args.out, "evidence_speed")  # refused here, before anything is measured
     results = {"machine": {"cpus": os.cpu_count()}, "sizes": []}
     for size in args.sizes:
         timing = measure(args.tasks, size, args.seed + size)
@@ -155,8 +157,7 @@ def main() -> None:
     from importlib.metadata import version
 
     results["versions"] = {"duckdb": version("duckdb"), "rankhouse": version("rankhouse")}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "evidence_speed.json").write_text(json.dumps(results, indent=2) + "\n")
+    target.write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

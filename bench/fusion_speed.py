@@ -50,7 +50,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, own_peak_mb, rewrite_readme, run_child
+from peers import ROOT, installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
 
 COLLECTION = 10_000_000  # document ids d0 .. d9999999
 PANEL = 1_000  # null panel size, the same documents for both arms and every query
@@ -383,8 +383,9 @@ def main() -> None:
     if args.from_results:
         results = json.loads(args.from_results.read_text())
     else:
+        target = results_file(args.out, "fusion_speed")  # refused here, before anything is measured
         results = measure(args)
-        (args.out / "fusion_speed.json").write_text(json.dumps(results, indent=2))
+        target.write_text(json.dumps(results, indent=2))
     text = section(results)
     print(text)
     if args.readme:
@@ -395,7 +396,6 @@ def main() -> None:
 def measure(args: argparse.Namespace) -> dict:
     """Generate (or reuse) the files, run every installed system `args.repeat` times round-robin in fresh
     processes, compare the fused files."""
-    args.out.mkdir(parents=True, exist_ok=True)
     systems = [name for name, (module, _) in SYSTEMS.items() if installed(module)]
     missing = sorted({module for name, (module, _) in SYSTEMS.items() if name not in systems})
     for module in missing:

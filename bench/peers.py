@@ -183,6 +183,19 @@ def run_measured(
     }
 
 
+def results_file(out: Path, script: str) -> Path:
+    """Where a bench script writes its results: `<out>/<script>.json`, `out` a folder (every script's
+    `--out`, default bench/out), made now; refused before anything is measured when `out` is a file.
+
+    >>> results_file(Path("/tmp/bench-out"), "eval_speed").name
+    'eval_speed.json'
+    """
+    if out.exists() and not out.is_dir():
+        raise SystemExit(f"--out {out}: is a file; --out names a folder (the results go to {script}.json in it)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out / f"{script}.json"
+
+
 def markers(script: str) -> tuple[str, str]:
     """The README's begin and end markers of a bench script's section (`script`: its file name).
 

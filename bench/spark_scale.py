@@ -25,7 +25,7 @@ retrieve (the first one relevant, so every query has one). The files are written
     python bench/spark_scale.py                                  # 1,000,000 x 100 on both engines
     python bench/spark_scale.py --queries 100000 --readme        # 10M lines; the README's section
     python bench/spark_scale.py --scale-up 4 --spark-memory 4g   # then 4,000,000 x 100
-    python bench/spark_scale.py --queries 10000 --only duckdb --out /tmp/scale.json
+    python bench/spark_scale.py --queries 10000 --only duckdb --out /tmp/scale
     python bench/spark_scale.py --from-results /tmp/scale.json --readme    # the section of an earlier run
 """
 
@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import markers, own_peak_mb, run_measured
+from peers import markers, own_peak_mb, results_file, run_measured
 from peers import rewrite_readme as rewrite_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -582,8 +582,8 @@ def main() -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=ROOT / "bench" / "out" / "spark_scale.json",
-        help="where the results go (JSON); the per-query values beside it",
+        default=ROOT / "bench" / "out",
+        help="folder of the results (spark_scale.json) and the per-query values (spark_scale-values/)",
     )
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
     parser.add_argument(
@@ -613,7 +613,8 @@ def main() -> None:
     if args.scale_up < 1:
         raise SystemExit("--scale-up is a whole number of at least 1")
     engines = [args.only] if args.only else list(ENGINES)
-    values = args.out.parent / f"{args.out.stem}-values"
+    target = results_file(args.out, "spark_scale")
+    values = args.out / "spark_scale-values"
     values.mkdir(parents=True, exist_ok=True)
     say(f"seed {args.seed}; engines {', '.join(engines)}; Spark {MASTER}, driver memory {args.spark_memory}")
     results = {"environment": environment(), "stages": []}
@@ -647,7 +648,7 @@ def main() -> None:
                 args.warehouse,
             )
         )
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    target.write_text(json.dumps(results, indent=2) + "\n")
     finish(results, args.readme)
 
 

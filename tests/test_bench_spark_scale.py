@@ -156,3 +156,23 @@ def test_disk_is_measured_for_folders_globs_and_files(bench, tmp_path):
     assert peers.folder_mb(tmp_path / "w.duckdb") == 0.5  # a file: its own size
     assert peers.folder_mb(tmp_path) == 1.5
     assert peers.folder_mb(tmp_path / "none") == 0.0
+
+
+SCRIPTS = ["banking77_speed", "demo_speed", "eval_speed", "evidence_speed", "fusion_speed", "spark_scale"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_bench_script_takes_a_folder_as_out_and_refuses_a_file_before_it_measures(script, tmp_path):
+    """One convention for the bench scripts: `--out DIR`, the results in DIR/<script>.json; a file as --out
+    is refused at once (it used to fail with IsADirectoryError after the whole run)."""
+    import subprocess
+
+    taken = tmp_path / "results.json"
+    taken.write_text("kept")
+    done = subprocess.run([sys.executable, str(BENCH / f"{script}.py"), "--out", str(taken)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert (
+        done.stderr.strip() == f"--out {taken}: is a file; --out names a folder (the results go to {script}.json in it)"
+    )
+    assert taken.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]

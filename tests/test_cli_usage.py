@@ -105,6 +105,28 @@ def test_dash_h_is_help_everywhere(path, capsys):
     assert err == ""
 
 
+@pytest.mark.parametrize("path", [(), *GROUPS], ids=lambda p: " ".join(p) or "rankhouse")
+def test_each_command_summary_in_help_is_its_first_sentence_whole(path, monkeypatch, capsys):
+    """A summary in a group's help is the command's docstring's first sentence (e.g. and i.e. kept), never
+    the docstring's first source line cut mid-sentence."""
+    import inspect
+
+    from rankhouse.sentences import first_sentence
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line per command: the summaries read back whole
+    assert run([*path, "-h"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    group = get_command(app)
+    for name in path:
+        group = group.commands[name]
+    for name, command in group.commands.items():
+        doc = inspect.getdoc(command.callback) if command.callback is not None else None
+        if doc:
+            summary = first_sentence(doc)
+            assert "\n" not in summary and f"{name} {summary}" in out, (name, summary)
+            assert summary.count("(") == summary.count(")"), summary  # not cut inside a parenthesis
+
+
 @pytest.mark.parametrize("path", GROUPS, ids=" ".join)
 def test_a_group_without_its_command_prints_its_help_and_exits_2(path):
     done = rankhouse_cli(*path)

@@ -17,6 +17,7 @@ from test_cli_usage import rankhouse_in_process
 
 from rankhouse.catalog_docs import write_catalog
 from rankhouse.paths import ROOT
+from rankhouse.sentences import first_sentence
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import render
 
@@ -279,3 +280,15 @@ def test_refusals_come_before_anything_is_written(tmp_path):
     assert done.returncode == 2 and "no warehouse" in done.stderr and not fresh.exists()
     done = rankhouse_in_process("models", "docs", fresh, "-s", "+no_such_model")
     assert done.returncode == 2 and "no_such_model" in done.stderr and not fresh.exists()
+
+
+def test_the_index_gives_each_model_its_whole_first_sentence(catalog, project):
+    """A summary is the description's first sentence, not cut at an abbreviation's full stop."""
+    import html
+
+    folder, _ = catalog
+    index = " ".join(html.unescape((folder / "index.html").read_text()).split())
+    for name, model in project.models.items():
+        summary = first_sentence(model.description)
+        assert f"<td>{summary}</td>" in index, (name, summary)
+    assert "The class (e.g. intent) of each document" in first_sentence(project.models["document_classes"].description)

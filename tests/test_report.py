@@ -123,6 +123,29 @@ def test_bars_and_rank_changes_carry_their_data_and_widths_are_proportional():
     assert (ten - start) * math.log10(5) == pytest.approx(dots[0] - start, abs=0.02)
 
 
+LONG = "balance_not_updated_after_cheque_or_cash_deposit"  # BANKING77's longest class name
+
+
+def test_a_long_label_is_drawn_whole_inside_the_figure():
+    """Labels are drawn right-aligned at the label column's edge: the column (and the figure) is wide enough
+    for the longest, at CHAR pixels a character, never clipped at the left edge."""
+    ns = "{http://www.w3.org/2000/svg}"
+    figures = [
+        plots.bars("b", "t", [Bar(LONG, (3.0, 1.0)), Bar("x", (1.0, 2.0))], ["s1", "s2"], axis="v"),
+        plots.forest("f", "t", [Interval(LONG, 0.1, 0.0, 0.2)], axis="d"),
+        plots.rank_change("r", "t", [Ranks(LONG, 3, {"s": 1})], ["s"], axis="rank"),
+        plots.heatmap("h", "t", {(LONG, "c"): 0.5}, [LONG], ["c"], x_axis="x", y_axis="y"),
+    ]
+    for svg in figures:
+        root = ET.fromstring(svg)
+        label = next(t for t in root.iter(f"{ns}text") if t.text == LONG)
+        assert label.get("text-anchor") == "end"
+        assert float(label.get("x")) - plots.CHAR * len(LONG) >= 0, root.get("id")
+        marks_x = [float(e.get("x")) for e in root.iter() if e.get("class") == "mark" and e.get("x")]
+        assert all(x > float(label.get("x")) for x in marks_x), root.get("id")  # the bars right of the labels
+        assert float(root.get("width")) >= max(marks_x + [0.0]), root.get("id")
+
+
 def one_of_each() -> list[str]:
     return [
         plots.forest("a", "A", [Interval("x", 0.1, 0.0, 0.2)], axis="d"),

@@ -26,6 +26,7 @@ import jinja2
 
 from rankhouse.errors import RankhouseError
 from rankhouse.paths import MODELS_DIR
+from rankhouse.sentences import first_sentence
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.catalog import Audit, Model
@@ -70,7 +71,7 @@ def summary(description: str) -> str:
     >>> summary("P@k (trec_eval P.k): relevant among the first k. P(rel=g)@k counts ...")
     'P@k (trec_eval P.k): relevant among the first k'
     """
-    return description.split(". ")[0].rstrip(".")
+    return first_sentence(description)
 
 
 def warehouse_states(wh: Warehouse, project: Project, names: list[str], statuses: dict[str, str]) -> dict:

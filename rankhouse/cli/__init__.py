@@ -22,6 +22,7 @@ typer (0.29 and later) vendors its own copy of click, so its usage errors are
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -33,6 +34,7 @@ from typer._click import exceptions as usage
 from rankhouse import __version__
 from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, migrate, models, query, report, study
 from rankhouse.errors import RankhouseError
+from rankhouse.sentences import first_sentence
 
 app = typer.Typer(
     name="rankhouse",
@@ -78,6 +80,19 @@ app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 app.command("report")(report.report_command)
 app.command("migrate")(migrate.migrate_command)
+
+
+def _short_helps(typer_app: typer.Typer) -> None:
+    """Each command's summary in `--help`: its docstring's first sentence on one line (typer would show
+    the docstring's lines as they wrap in the source, cut mid-sentence)."""
+    for info in typer_app.registered_commands:
+        if info.short_help is None and info.callback is not None and info.callback.__doc__:
+            info.short_help = first_sentence(inspect.getdoc(info.callback))
+    for group in typer_app.registered_groups:
+        _short_helps(group.typer_instance)
+
+
+_short_helps(app)
 
 PROGRAM = "rankhouse"
 

@@ -28,6 +28,7 @@ from rankhouse.cli.engines import (
     open_engine,
 )
 from rankhouse.errors import RankhouseError, did_you_mean
+from rankhouse.sentences import first_sentence
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project, selection_closure
@@ -52,10 +53,6 @@ def _known_model(project: Project, name: str) -> None:
     if name not in project.models:
         hint = did_you_mean(name, project.models) or "; see `rankhouse models list`"
         raise RankhouseError(f"no model named {name!r}{hint}")
-
-
-def _summary(description: str) -> str:
-    return description.split(". ")[0].rstrip(".")
 
 
 STAGES = ("prepare", "evaluate")
@@ -146,7 +143,7 @@ def list_command(
     names = _listed(project, select, stage, protocol)
     headers = ["model", "group", "stage", "version", "description"]
     rows = [[n, project.models[n].group, project.models[n].stage, project.models[n].version,
-             _summary(project.models[n].description)[:80]] for n in names]  # fmt: skip
+             first_sentence(project.models[n].description)[:80]] for n in names]  # fmt: skip
     if engine != "duckdb":
         from rankhouse.warehouse.spark import duckdb_reason
 

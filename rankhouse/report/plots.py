@@ -168,8 +168,10 @@ def _legend(series: Sequence[str], x: float, y: float, shape: str = "rect") -> l
     return out
 
 
-def _label_width(labels: Sequence[str], cap: float = 260) -> float:
-    return min(cap, 12 + CHAR * max([len(label) for label in labels] or [0]))
+def _label_width(labels: Sequence[str]) -> float:
+    """The width of a column of labels drawn right-aligned at its edge: the longest fits (the figure
+    widens rather than clip a label such as balance_not_updated_after_cheque_or_cash_deposit)."""
+    return 12 + CHAR * max([len(label) for label in labels] or [0])
 
 
 def _interval(r: Interval, signed: bool) -> str:
@@ -182,7 +184,7 @@ def forest(ident: str, title: str, rows: Sequence[Interval], *, axis: str, desc:
 
     Example: forest("forest-top-1", "Contrasts", [Interval("dense - bm25", 0.12, 0.11, 0.13)], axis="Top-1")
     """
-    left = _label_width([r.label + (f" ({r.note})" if r.note else "") for r in rows], 340)
+    left = _label_width([r.label + (f" ({r.note})" if r.note else "") for r in rows])
     right_text = 196
     width = max(WIDTH, left + 380 + right_text)
     top, row_height = 28, 22
@@ -273,6 +275,7 @@ def bars(
     """
     left = _label_width([r.label for r in rows])
     right_text = 64
+    width = max(WIDTH, left + 8 + 400 + right_text)
     labelled = len(series) <= 2  # room for each bar's value beside it
     bar_height, gap = (12, 6) if labelled else (7, 6)
     group = bar_height * len(series) + gap
@@ -281,7 +284,7 @@ def bars(
     values = [v for r in rows for v in r.values if v is not None]
     values += [t for r in rows for t in (r.totals or ()) if t is not None]
     tick_values = ticks(min(values + [0.0]), max(values + [0.0]))
-    scale = Scale(tick_values[0], tick_values[-1], left + 8, WIDTH - right_text)
+    scale = Scale(tick_values[0], tick_values[-1], left + 8, width - right_text)
     body = _legend(series, left + 8, 14) if len(series) > 1 else []
     body += _x_axis(scale, tick_values, top - 4, bottom, axis)
     zero = scale(0.0)
@@ -319,7 +322,7 @@ def bars(
         )
         for r in rows
     )
-    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 40, body)
+    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 40, body, width)
 
 
 def histogram(ident: str, title: str, values: Sequence[float], *, axis: str, desc: str = "", bins: int = 12) -> str:
@@ -371,17 +374,18 @@ def rank_change(
     Example: rank_change("r", "C1", [Ranks("doc 7", 1, {"penalty-1": 40, "hard-filter": None})],
                          ["penalty-1", "hard-filter"], axis="rank")
     """
-    left = _label_width([r.label for r in rows], 200)
+    left = _label_width([r.label for r in rows])
     right_gutter = 86
+    width = max(WIDTH, left + 8 + 400 + right_gutter)
     top, row_height = 34, 18
     bottom = top + row_height * max(len(rows), 1)
     ranked = [r.before for r in rows] + [a for r in rows for a in r.after.values() if a is not None]
     high = 10 ** math.ceil(math.log10(max(ranked + [10])))
-    scale = Scale(1, high, left + 8, WIDTH - right_gutter, log=True)
+    scale = Scale(1, high, left + 8, width - right_gutter, log=True)
     tick_values = [float(m * 10**p) for p in range(int(math.log10(high)) + 1) for m in (1, 2, 5) if m * 10**p <= high]
     body = _rank_legend(series, left + 8, 14)
     body += _x_axis(scale, tick_values, top - 4, bottom, axis, log=True)
-    removed_x = WIDTH - right_gutter + 40
+    removed_x = width - right_gutter + 40
     body.append(_text(removed_x, top - 8, "not ranked", "middle", ' font-size="10"'))
     for i, r in enumerate(rows):
         y = top + row_height * i + row_height / 2
@@ -413,7 +417,7 @@ def rank_change(
         )
         for r in rows
     )
-    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 40, body)
+    return _svg(ident, title, f"{desc or title} {summary}.", bottom + 40, body, width)
 
 
 def _rank_legend(series: Sequence[str], x: float, y: float) -> list[str]:
@@ -504,7 +508,7 @@ def heatmap(
                      y_axis="bm25 p")
     """
     cell_w, cell_h = 72, 26
-    left, top = 64 + _label_width(rows, 120), 30
+    left, top = 64 + _label_width(rows), 30
     width = max(WIDTH // 2, left + cell_w * len(columns) + 16)
     bottom = top + cell_h * len(rows)
     largest = max(cells.values(), default=0.0) or 1.0
