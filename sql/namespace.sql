@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS meta.studies (
 );
 
 -- The study's slice of the shared inputs: per raw table, the rows that the study's inputs and generators
--- wrote, each set given by the values of its key columns (rankhouse/study.py), with the meta.sources name
+-- wrote, each set given by the values of its key columns (rankhouse/study/ledger.py), with the meta.sources name
 -- that records its content (no row there: not recorded). The study's raw.* views show these rows and no
 -- others, and its models are fingerprinted with these sources only: another study's loads change nothing.
 CREATE TABLE IF NOT EXISTS meta.loads (
@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS meta.loads (
 
 -- What the study's loads produced: per input file (its SHA-256) and the name it was loaded under, the
 -- SHA-256 of the rows it produced (the canonical export of each table the loader writes,
--- rankhouse/study.py), so that rows edited after loading are told from the file's: by the row digest
+-- rankhouse/study/ledger.py), so that rows edited after loading are told from the file's: by the row digest
 -- first, by the content where that differs (or is not recorded). Labels tables are named
 -- `labels.<table>`: their digests live here, on the label-free side, not in the labels file they check.
 CREATE TABLE IF NOT EXISTS meta.source_contents (
@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS meta.building (
 );
 
 -- The freeze files (freezes/<study>-<n>.json) this study wrote, each with its SHA-256: a file without
--- its row is never trusted (rankhouse/warehouse/freeze.py).
+-- its row is never trusted (rankhouse/study/freeze.py).
 CREATE TABLE IF NOT EXISTS meta.freezes (
     freeze_id        VARCHAR   NOT NULL PRIMARY KEY,  -- <study>-<n>
     study            VARCHAR   NOT NULL,

@@ -23,8 +23,8 @@ from warehouse_files import files_of, plain, state, store_table
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders import load_qrels, load_run
 from rankhouse.loaders.sources import expecting
+from rankhouse.study.freeze import row_digest, table_digest
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.freeze import row_digest, table_digest
 from rankhouse.warehouse.layout import Layout
 
 

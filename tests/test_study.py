@@ -20,9 +20,9 @@ from warehouse_files import plain, state, store_table
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.paths import MODELS_DIR, STUDIES_DIR
 from rankhouse.study import Protocol, Study, study_models
+from rankhouse.study.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
 from rankhouse.warehouse.layout import Layout
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
@@ -236,7 +236,7 @@ def test_evaluate_refuses_after_any_change_since_the_freeze(env, tamper, evaluat
 
 
 def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, monkeypatch):
-    import rankhouse.study as study_module
+    import rankhouse.study.freeze as study_module  # where verify takes the canonical exports
 
     root, protocol = env
     prepared_and_frozen(root, protocol)
@@ -564,7 +564,7 @@ def test_a_freeze_made_before_exact_digests_still_verifies_and_is_reused(env):
 def test_a_table_stored_in_its_order_is_hashed_as_it_is_stored(monkeypatch, rows, grain, stored_in_order):
     """table_digest skips the sort for a table written in its canonical order (its key strictly
     increasing), and sorts one that is not (found out of order at any row): the same digest either way."""
-    from rankhouse.warehouse import freeze
+    from rankhouse.study import freeze
 
     seen = []
 
@@ -587,7 +587,7 @@ def test_lines_are_hashed_in_chunks_whatever_batches_they_arrive_in(monkeypatch,
     chunk, or hold the end of one chunk and the start of the next), nor on Arrow's string layout."""
     import pyarrow as pa
 
-    from rankhouse.warehouse import freeze
+    from rankhouse.study import freeze
 
     monkeypatch.setattr(freeze, "CHUNK", 4)
     lines = [f"line {i}\tx" * (i % 3) for i in range(11)]  # empty lines too

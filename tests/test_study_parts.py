@@ -107,3 +107,29 @@ def test_means_and_contrasts_are_per_part(parts):
                        ("eval/b", "two"): judged}  # fmt: skip
     # one row per judged query in each part (same run under two names: every difference is 0)
     assert differences == [("eval", judged, judged, 0.0), ("eval/b", judged, judged, 0.0)]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda t: t.replace("[stages]", "[nothing]"), "[stages] lacks stages"),
+        (
+            lambda t: t.replace('loader = "trec.run"', 'loader = "trec.runs"', 1),
+            "[inputs.results_test] unknown loader 'trec.runs'; known: ",
+        ),
+        (lambda t: t + '\n[generate.v]\nkind = "vector"\n', "[generate.v] unknown kind 'vector'; known: "),
+        (lambda t: t + '\n[generate.v]\nkind = "vectors"\n', "[generate.v] lacks "),
+        (lambda t: t.replace('name = "trec_sample"', 'name = "default"'), "study name 'default' is the namespace"),
+        (lambda t: t + "\n[[", "is not valid TOML"),
+    ],
+)
+def test_a_bad_protocol_is_one_error_naming_the_file_and_table(tmp_path, edit, expected):
+    from rankhouse.errors import RankhouseError
+    from rankhouse.paths import STUDIES_DIR
+    from rankhouse.study import Protocol
+
+    path = tmp_path / "p.toml"
+    path.write_text(edit((STUDIES_DIR / "trec_sample.toml").read_text()))
+    with pytest.raises(RankhouseError) as err:
+        Protocol.load(path)
+    assert str(err.value).startswith(f"protocol {path}") and expected in str(err.value), str(err.value)

@@ -32,7 +32,7 @@ class Loader:
 
     `writes`: the tables a load fills, each with the column that holds the name it loads under (None:
     the load replaces the whole table), so that the rows of one load can be digested and checked
-    (rankhouse/study.py). Labels tables are named as in the labels file.
+    (rankhouse/study/ledger.py). Labels tables are named as in the labels file.
     """
 
     name: str

@@ -1,4 +1,6 @@
-"""Freezes: canonical table hashes and immutable, chained freeze files.
+"""Freezes: everything that makes or verifies one. Canonical table hashes and row digests, immutable
+chained freeze files, a study's snapshot (what a freeze records), `freeze` and `verify`, and the report
+of what changed since a freeze.
 
 Canonical export of a table (what its SHA-256 is taken over), so that anyone can recompute it:
 - rows sorted by the model's grain, then by every column, ascending, NULLs last;
@@ -40,14 +42,21 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import rankhouse
 from rankhouse.errors import RankhouseError
+from rankhouse.study.protocol import Protocol, shown
 from rankhouse.warehouse.connection import Warehouse
+from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.layout import LAYOUT_VERSION
+from rankhouse.warehouse.runner import Runner, model_objects, object_kind, user_functions
 
 FLOATS = re.compile(r"^(FLOAT|DOUBLE|REAL|DECIMAL.*)$")
 CHUNK = 100_000
@@ -381,3 +390,304 @@ def frozen_otherwise(wh: Warehouse, names: list[str], fingerprint: Callable[[str
     """
     frozen = {m: v for m, v in frozen_models(wh).items() if v[0].rsplit("-", 1)[0] != besides}
     return {n: frozen[n][0] for n in names if n in frozen and fingerprint(n) != frozen[n][1]}
+
+
+class Freezing:
+    """A study's freezes: its snapshot, `freeze` and `verify` (a part of Study: rankhouse/study/stages.py)."""
+
+    protocol: Protocol
+    wh: Warehouse
+    project: Project
+    prepare_models: list[str]
+    evaluate_models: list[str]
+    freezes_dir: Path
+
+    def freezes(self) -> list[Freeze]:
+        """This study's freeze files, oldest first: a checked chain, every file one this warehouse wrote."""
+        found = read_freezes(self.freezes_dir, self.protocol.name)
+        check_recorded(self.wh, self.protocol.name, found, f"rankhouse study status {self.protocol.path}")
+        return found
+
+    def snapshot(self, export: str = CANONICAL_EXPORT, known: Freeze | None = None, full: bool = False) -> dict:
+        """What a freeze records and evaluate checks again: hashes of the protocol, inputs, models, tables
+        (a table whose row digest is the one in `known`, the latest freeze, keeps that freeze's entry
+        unless `full`: _table_digests), and the evaluate plan."""
+        runner = self.runner()
+        models = {}
+        built = runner.last_builds(self.prepare_models)
+        for name in self.prepare_models:
+            fingerprint = runner.fingerprint(name)
+            if built[name] != fingerprint:
+                raise RankhouseError(
+                    f"model {name} is missing or out of date: run `rankhouse study prepare {self.protocol.path}`"
+                )
+            models[name] = fingerprint
+        return {
+            "protocol": {"path": shown(self.protocol.path), "sha256": self.protocol.sha256},
+            "inputs": self._input_record({**self.check_inputs(), **{i.key: i.sha256 for i in self.label_inputs}}),
+            "parameters": self.protocol.parameters,
+            "models": models,
+            "objects": self._object_digests(),
+            "tables": self._table_digests(export, known, full),
+            "plan": self.plan(runner),
+        }
+
+    def plan(self, runner: Runner | None = None) -> dict:
+        """The evaluate plan a freeze records: every evaluate model's plan fingerprint (its SQL, parameters
+        and parents, not the labels: Runner.plan_fingerprint) and the measures the protocol asks for, as
+        the registry reads them."""
+        from rankhouse.measures import parse_measures
+
+        runner = runner or self.runner()
+        measures = self.protocol.parameters.get("measures")
+        asked = [m.canonical for m in parse_measures(list(measures))] if measures else []
+        return {"evaluate": {name: runner.plan_fingerprint(name) for name in self.evaluate_models}, "measures": asked}
+
+    def _object_digests(self) -> dict[str, str | None]:
+        """SHA-256 of every prepare model's view or table definition in the namespace's catalog."""
+        objects = model_objects(self.wh)
+        return {name: objects.get(name, {}).get(object_kind(self.project.models[name])) for name in self.prepare_models}
+
+    def derived_tables(self) -> set[str]:
+        """The frozen tables whose rows a recipe decides, which a freeze identifies by their row digest
+        instead of a canonical export: those prepare models build (the recipe: the model's fingerprint,
+        in the freeze's `models`) and raw tables of which the study's slice holds only generated rows
+        (vectors, seeded plans: each one's recipe and digest in meta.sources, part of the fingerprint of
+        every model that reads it)."""
+        models = (self.project.models[name] for name in self.prepare_models)
+        derived = {model.table for model in models if model.materialized == "table"}
+        origins = self.wh.sql("SELECT table_name, list(DISTINCT origin) FROM meta.loads GROUP BY 1")
+        return derived | {table for table, kinds in origins if all(o.startswith("generate.") for o in kinds)}
+
+    def frozen_tables(self) -> dict[str, tuple[str, ...]]:
+        """The tables a freeze hashes, with their grain: every prepare model built as a table, and
+        every raw table that a model of either stage reads (all label-free: labels never enter raw.*).
+        A view is frozen by its fingerprint alone: its content is a function of those tables and its SQL."""
+        frozen = {}
+        for name in self.prepare_models + self.evaluate_models:
+            model = self.project.models[name]
+            if model.stage == "prepare" and model.materialized == "table":
+                frozen[model.table] = model.grain
+            for ref in self.project.references[name]:
+                if ref.startswith("raw."):
+                    frozen[ref] = ()
+        return dict(sorted(frozen.items()))
+
+    def _table_digests(
+        self, export: str = CANONICAL_EXPORT, known: Freeze | None = None, full: bool = False
+    ) -> dict[str, dict | None]:
+        """The digests of every frozen table (None if missing): its row digest and row count, and the
+        SHA-256 of its canonical export, except for a table a recipe decides (derived_tables), which its
+        row digest identifies (as `known`, the freeze compared with, recorded it, or `known` is None).
+        A table whose row digest is the one `known` recorded, taken by this DuckDB version, keeps
+        `known`'s entry without a canonical export unless `full` (this module: row digest)."""
+        recorded = known.record["tables"] if known is not None else {}
+        same_engine = known is not None and known.record.get("duckdb_version") == duckdb.__version__
+        derived = self.derived_tables()
+        digests = {}
+        for table, grain in self.frozen_tables().items():
+            if not self.wh.table_exists(table):
+                digests[table] = None
+                continue
+            quick = row_digest(self.wh, table)
+            before = recorded.get(table) or {}
+            if same_engine and not full and before.get("quick") == quick:
+                digests[table] = before
+            elif table in derived and "sha256" not in before:
+                digests[table] = {"rows": self.wh.sql(f"SELECT count(*) FROM {table}")[0][0], "quick": quick}
+            else:
+                digest, rows = table_digest(self.wh, table, grain, export)
+                digests[table] = {"sha256": digest, "rows": rows, "quick": quick}
+        return digests
+
+    def freeze(
+        self, supersedes: str | None = None, reason: str | None = None, full: bool = False
+    ) -> tuple[Freeze, bool]:
+        """Freeze the prepared study; returns (the freeze, whether it is new).
+
+        An identical latest freeze is reused (a table whose row digest is the latest freeze's is not
+        exported again unless `full`). A study that changed since its latest freeze needs
+        `supersedes` naming that freeze and a `reason`; the correction is a new freeze file.
+        """
+        problems = self.content_problems()
+        if problems:
+            raise RankhouseError(f"study {self.protocol.name} cannot be frozen:\n  " + "\n  ".join(problems))
+        self._register()
+        existing = self.freezes()
+        latest = existing[-1] if existing else None
+        # compared with the latest freeze as it was made (an older freeze: 12-digit floats, no objects)
+        export = latest.record.get("canonical_export", CANONICAL_EXPORT) if latest else CANONICAL_EXPORT
+        snapshot = self.snapshot(export, latest, full)
+        snapshot_content = _content(snapshot)
+        if latest and "objects" not in latest.record:
+            snapshot_content["objects"] = None
+        if latest and _content(latest.record) == snapshot_content and supersedes is None:
+            self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
+            return latest, False
+        if latest is None and supersedes is not None:
+            raise RankhouseError(f"study {self.protocol.name} has no freeze to supersede")
+        if latest is not None:
+            if supersedes is None:
+                unplanned = [] if latest.record.get("plan") else [f"{latest.freeze_id} records no evaluate plan"]
+                changes = "; ".join(describe_changes(latest.record, snapshot) + unplanned)
+                raise RankhouseError(
+                    f"study {self.protocol.name} is frozen as {latest.freeze_id} and has changed since ({changes}). "
+                    f"A correction is a new freeze: rankhouse study freeze {self.protocol.path} "
+                    f"--supersedes {latest.freeze_id} --reason '...'"
+                )
+            if supersedes != latest.freeze_id:
+                raise RankhouseError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
+            if not (reason or "").strip():
+                raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
+            if _content(latest.record) == snapshot_content:
+                raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
+        if export != CANONICAL_EXPORT:
+            snapshot["tables"] = self._table_digests()  # a new freeze is written with the current export
+        n = latest.n + 1 if latest else 1
+        record = {
+            "freeze_id": f"{self.protocol.name}-{n}",
+            "study": self.protocol.name,
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "rankhouse_version": rankhouse.__version__,
+            "duckdb_version": duckdb.__version__,
+            "canonical_export": CANONICAL_EXPORT,
+            "layout": LAYOUT_VERSION,
+            "supersedes": supersedes,
+            "reason": reason,
+            "previous_sha256": latest.file_sha256 if latest else None,
+            **snapshot,
+        }
+        frozen = write_freeze(self.wh, self.freezes_dir, self.protocol.name, n, record)
+        self.wh.publish()
+        self.say(f"froze {frozen.freeze_id} in {frozen.path}")
+        return frozen, True
+
+    def _input_record(self, digests: dict[str, str]) -> dict:
+        return {
+            i.key: {"path": shown(i.path), "sha256": digests[i.key], "loader": i.loader}
+            for i in self.protocol.inputs
+            if i.key in digests
+        }
+
+    def verify(self, freeze: Freeze, full: bool = False) -> list[str]:
+        """Everything that changed since `freeze`; empty if the freeze is intact.
+
+        Recomputed from scratch: the freeze file's own hash, the protocol's, every input file's, every
+        prepare model's fingerprint (its SQL, parameters, parents and loaded data as they are now), every
+        frozen table's row digest, its canonical export where that digest is not the frozen one (or for
+        every table if `full`, or if the freeze has no row digests or is another DuckDB's), and the
+        evaluate plan; and nothing in the warehouse's files that rankhouse does not make.
+        """
+        problems = []
+        recorded = self.wh.sql("SELECT file_sha256 FROM meta.freezes WHERE freeze_id = ?", [freeze.freeze_id])
+        if not recorded or recorded[0][0] != freeze.file_sha256:
+            problems.append(f"the freeze file {freeze.path} was edited after it was written")
+        problems += [f"the warehouse defines {kind} {name}, which may shadow a built-in function that models call: "
+                     f"DROP {'TYPE' if kind == 'type' else 'MACRO'} {name}"
+                     for kind, name in user_functions(self.wh)]  # fmt: skip
+        problems += self.wh.foreign_objects()
+        problems += self.content_problems(full=full)
+        digests = {}
+        hashed = self._hash_inputs(self.protocol.inputs)
+        for item in self.protocol.inputs:
+            if isinstance(hashed[item.key], OSError):
+                problems.append(f"input {item.key}: {item.path} cannot be read")
+            else:
+                digests[item.key] = hashed[item.key]
+        runner = self.runner()
+        now = {
+            "protocol": {"path": shown(self.protocol.path), "sha256": self.protocol.sha256},
+            "inputs": self._input_record(digests),
+            "parameters": self.protocol.parameters,
+            "models": {name: runner.fingerprint(name) for name in self.prepare_models},
+            "objects": self._object_digests(),
+            "tables": self._table_digests(freeze.record.get("canonical_export", CANONICAL_EXPORT), freeze, full),
+            "plan": self.plan(runner),
+        }
+        built = runner.last_builds(self.prepare_models)
+        for name in self.prepare_models:
+            if built[name] != runner.fingerprint(name):
+                model = self.project.models[name]
+                if built[name] is not None and built[name] == freeze.record["models"].get(name):
+                    problems.append(  # the frozen build, and the model's code changed since (a new release)
+                        f"{model.materialized} {model.table} was built by the frozen definition of its model, "
+                        f"which changed since: rebuild it with rankhouse study prepare {self.protocol.path}"
+                    )
+                    continue
+                problems.append(
+                    f"{model.materialized} {model.table} is not the one its model built (replaced, redefined or "
+                    f"dropped in the warehouse): rebuild it with rankhouse study prepare {self.protocol.path}"
+                )
+        return problems + describe_changes(freeze.record, now)
+
+
+def _content(record: dict) -> dict:
+    """The part of a freeze record that a later snapshot must reproduce (hashes, not paths)."""
+    return {
+        "protocol": record["protocol"]["sha256"],
+        "inputs": {key: entry["sha256"] for key, entry in record["inputs"].items()},
+        "parameters": record.get("parameters"),
+        "models": record["models"],
+        "objects": record.get("objects"),
+        "tables": {t: e and _table_identity(e) for t, e in record["tables"].items()},
+        "plan": record.get("plan"),
+    }
+
+
+def _table_identity(entry: dict) -> dict:
+    """What identifies a frozen table's rows: its canonical export's SHA-256 and row count, or, for a
+    table a recipe decides (Study.derived_tables), its row digest and row count."""
+    if "sha256" in entry:
+        return {"sha256": entry["sha256"], "rows": entry["rows"]}
+    return {"quick": entry["quick"], "rows": entry["rows"]}
+
+
+def describe_changes(recorded: dict, now: dict) -> list[str]:
+    """Human-readable differences between a freeze record and a fresh snapshot."""
+    changes = []
+    if recorded["protocol"]["sha256"] != now["protocol"]["sha256"]:
+        changes.append(f"the protocol file {now['protocol']['path']} changed")
+    for key in sorted(set(recorded["inputs"]) | set(now["inputs"])):
+        before, after = recorded["inputs"].get(key), now["inputs"].get(key)
+        if before is None or after is None:
+            changes.append(f"input {key} was {'added' if before is None else 'removed'}")
+        elif before["sha256"] != after["sha256"]:
+            changes.append(
+                f"input {key} ({after['path']}) changed: SHA-256 {after['sha256'][:16]}..., "
+                f"frozen {before['sha256'][:16]}..."
+            )
+    for key in sorted(set(recorded.get("parameters", {})) | set(now["parameters"])):
+        if recorded.get("parameters", {}).get(key) != now["parameters"].get(key):
+            changes.append(
+                f"parameter {key} is {now['parameters'].get(key)!r}, frozen {recorded.get('parameters', {}).get(key)!r}"
+            )
+    for name in sorted(set(recorded["models"]) | set(now["models"])):
+        if recorded["models"].get(name) != now["models"].get(name):
+            changes.append(f"model {name} changed (its SQL, parameters, parents or data)")
+    # absent in freezes from before object digests; of another layout's objects in freezes carried over by
+    # `rankhouse migrate` (the objects are checked against their recorded builds all the same: Runner.last_builds)
+    frozen_objects = (recorded.get("objects") or {}) if recorded.get("layout") == LAYOUT_VERSION else {}
+    for name in sorted(set(frozen_objects) & set(now.get("objects", {}))):
+        if frozen_objects[name] != now["objects"][name]:
+            changes.append(f"the definition of models.{name} in the warehouse differs from the frozen one")
+    frozen_plan, now_plan = recorded.get("plan"), now.get("plan")  # None: a freeze made before plans were recorded
+    if frozen_plan is not None and now_plan is not None:
+        before, after = frozen_plan.get("evaluate", {}), now_plan.get("evaluate", {})
+        for name in sorted(set(before) | set(after)):
+            if name not in after:
+                changes.append(f"evaluate model {name} is no longer in the evaluate stage")
+            elif name not in before:
+                changes.append(f"evaluate model {name} was added to the evaluate stage")
+            elif before[name] != after[name]:
+                changes.append(f"evaluate model {name} changed (its SQL, parameters or parents)")
+        if frozen_plan.get("measures") != now_plan.get("measures"):
+            changes.append(
+                f"the measures asked for are {now_plan.get('measures')}, frozen {frozen_plan.get('measures')}"
+            )
+    frozen_tables, now_tables = _content(recorded)["tables"], _content(now)["tables"]  # row digests aside
+    for table in sorted(set(frozen_tables) | set(now_tables)):
+        if now_tables.get(table) is None:
+            changes.append(f"table {table} is missing")
+        elif frozen_tables.get(table) != now_tables.get(table):
+            changes.append(f"table {table} differs from its frozen rows (edited after the freeze?)")
+    return changes
