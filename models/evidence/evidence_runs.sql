@@ -38,7 +38,7 @@ SELECT
     bundle,
     method,
     task_id,
-    row_number() OVER (PARTITION BY bundle, method, task_id ORDER BY score DESC, doc_id) AS rank,
+    row_number() OVER (PARTITION BY bundle, method, task_id ORDER BY {{ seed_order('score', 'doc_id') }}) AS rank,
     doc_id,
     score,
     'computed' AS source
@@ -50,7 +50,7 @@ SELECT
     bundle,
     method,
     task_id,
-    row_number() OVER (PARTITION BY bundle, method, task_id ORDER BY written_rank, score DESC, doc_id) AS rank,
+    row_number() OVER (PARTITION BY bundle, method, task_id ORDER BY written_rank, {{ seed_order('score', 'doc_id') }}) AS rank,
     doc_id,
     score,
     'supplied' AS source

@@ -24,6 +24,6 @@ SELECT
     case_id,
     query_key,
     doc_row AS doc_key,
-    row_number() OVER (PARTITION BY system, query_key ORDER BY score DESC, doc_row) AS rank,
+    row_number() OVER (PARTITION BY system, query_key ORDER BY {{ seed_order() }}) AS rank,
     score
 FROM scores

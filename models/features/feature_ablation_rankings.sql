@@ -85,6 +85,6 @@ SELECT
     {{ corpus | literal }} AS corpus,
     query_row AS query_key,
     document.doc_row AS doc_key,
-    row_number() OVER (PARTITION BY variant, query_row ORDER BY document.numerator DESC, document.doc_row) AS rank,
+    row_number() OVER (PARTITION BY variant, query_row ORDER BY {{ seed_order('document.numerator', 'document.doc_row') }}) AS rank,
     {{ weighted_relevance('document.numerator', 'denominator') }} AS score
 FROM listed

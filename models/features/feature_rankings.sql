@@ -25,7 +25,7 @@ ranked AS (
         query_row,
         doc_row,
         score,
-        row_number() OVER (PARTITION BY system, query_row ORDER BY score_key DESC, doc_row) AS rank
+        row_number() OVER (PARTITION BY system, query_row ORDER BY {{ seed_order('score_key') }}) AS rank
     FROM feature_scores
 )
 

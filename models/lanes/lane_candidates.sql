@@ -33,7 +33,7 @@ narrative_argmax AS (
         a.corpus,
         a.topic,
         a.doc_id,
-        row_number() OVER (PARTITION BY a.corpus, a.topic ORDER BY a.score DESC, b.best_source_rank, a.doc_id) AS position
+        row_number() OVER (PARTITION BY a.corpus, a.topic ORDER BY {{ seed_order('a.score', 'b.best_source_rank, a.doc_id') }}) AS position
     FROM models.lane_admission AS a
     JOIN empty_topics AS e ON e.corpus = a.corpus AND e.topic = a.topic
     JOIN best_ranks AS b ON b.corpus = a.corpus AND b.topic = a.topic AND b.doc_id = a.doc_id

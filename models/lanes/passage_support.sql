@@ -29,7 +29,7 @@ judged AS (
         d.median,
         d.mad,
         d.threshold,
-        row_number() OVER (PARTITION BY p.corpus, p.topic, p.unit, p.doc_id ORDER BY p.score DESC, p.chunk) AS position
+        row_number() OVER (PARTITION BY p.corpus, p.topic, p.unit, p.doc_id ORDER BY {{ seed_order('p.score', 'p.chunk') }}) AS position
     FROM passages AS p
     JOIN thresholds AS d ON d.corpus = p.corpus AND d.topic = p.topic AND d.unit = p.unit
 ),

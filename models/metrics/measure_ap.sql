@@ -17,7 +17,7 @@ WITH relevant_ranks AS (
         row_number() OVER (PARTITION BY j.system, j.query, m.measure ORDER BY j.rank) AS relevant_so_far
     FROM models.judged_ranking AS j
     JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP')
-    WHERE coalesce(j.grade >= m.rel, j.relevant)
+    WHERE {{ is_relevant() }}
 )
 
 SELECT

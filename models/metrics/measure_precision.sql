@@ -11,7 +11,7 @@ SELECT
     e.system,
     e.query,
     m.measure,
-    count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) / m.cutoff AS value
+    count(*) FILTER (WHERE {{ is_relevant() }}) / m.cutoff AS value
 FROM models.evaluated_queries AS e
 JOIN models.measure_requests AS m ON m.family = 'P'
 LEFT JOIN models.judged_ranking AS j

@@ -14,7 +14,7 @@ SELECT
     m.measure,
     CASE
         WHEN coalesce(c.num_rel, e.num_rel) > 0
-            THEN count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) / coalesce(c.num_rel, e.num_rel)
+            THEN count(*) FILTER (WHERE {{ is_relevant() }}) / coalesce(c.num_rel, e.num_rel)
         ELSE 0
     END AS value
 FROM models.evaluated_queries AS e

@@ -15,6 +15,6 @@ SELECT
 FROM models.evaluated_queries AS e
 JOIN models.measure_requests AS m ON m.family = 'RR'
 LEFT JOIN models.judged_ranking AS j
-    ON j.system = e.system AND j.query = e.query AND coalesce(j.grade >= m.rel, j.relevant)
+    ON j.system = e.system AND j.query = e.query AND {{ is_relevant() }}
     AND (m.cutoff IS NULL OR j.rank <= m.cutoff)
 GROUP BY e.study, e.system, e.query, m.measure

@@ -10,7 +10,7 @@ SELECT
     e.system,
     e.query,
     m.measure,
-    CASE WHEN count(*) FILTER (WHERE coalesce(j.grade >= m.rel, j.relevant)) > 0 THEN 1.0 ELSE 0.0 END AS value
+    CASE WHEN count(*) FILTER (WHERE {{ is_relevant() }}) > 0 THEN 1.0 ELSE 0.0 END AS value
 FROM models.evaluated_queries AS e
 JOIN models.measure_requests AS m ON m.family = 'Success'
 LEFT JOIN models.judged_ranking AS j

@@ -9,13 +9,4 @@
 --   finds the judged documents' ranks in it (judged_ranking), and a freeze identifies it by its
 --   fingerprint and row digest. One corpus (the parameter) per table, so the corpus is no column
 --   (retrieval_rankings names it): a constant text column of 30.8M rows took 1-2 s to write.
-WITH scores AS (
-    SELECT query_row, doc_row, score FROM models.dense_scores
-)
-
-SELECT
-    query_row,
-    doc_row,
-    score,
-    row_number() OVER (PARTITION BY query_row ORDER BY score DESC, doc_row) AS rank
-FROM scores
+{{ full_ranking("models.dense_scores") }}

@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import secrets
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -265,6 +266,19 @@ def require(condition: object, message: str) -> str:
     return ""
 
 
+def two_sided_z(level: object) -> str:
+    """The standard normal quantile of a two-sided interval at `level` (0.95: the 97.5% quantile), to six
+    decimals, as statistical tables print it and the models have always used (1.959964 at 95%).
+
+    >>> two_sided_z(0.95), two_sided_z(0.9), two_sided_z(0.99)
+    ('1.959964', '1.644854', '2.575829')
+    """
+    level = float(unmarked(level))
+    if not 0 < level < 1:
+        raise RankhouseError(f"an interval level is between 0 and 1, not {level}")
+    return f"{statistics.NormalDist().inv_cdf(0.5 + level / 2):.6f}"
+
+
 def finalize(value: object) -> object:
     """What `{{ value }}` writes: a parameter string, a number or a boolean as a SQL literal (anything else
     as it is); a bare list or table parameter is an error."""
@@ -355,6 +369,7 @@ def _environment() -> jinja2.Environment:
         measure_models=lambda names: measure_models(unmarked(names)),
         source_model=source_model,
         source_study=source_study,
+        two_sided_z=two_sided_z,
     )
     env.globals = {"range": env.globals["range"], "require": require}
     for _ in range(2):  # twice, so that a macro can call the macros of every file, its own included

@@ -9,3 +9,25 @@
 {{ require(precision in ["double", "float"], 'score_precision is "double" (trec_eval 10) or "float" (trec_eval 9 and pytrec_eval)') -}}
 CAST({{ score }} AS {% if precision == "float" %}FLOAT{% else %}DOUBLE{% endif %}) DESC, {{ docno }} DESC
 {%- endmacro %}
+
+{#- The seeds' order of a query's candidates: `score` descending, exact ties by `key` ascending (seed 004:
+    the document's row index in its source; seed 000 and 002: the document id, or their stated keys), a
+    total order where `key` is unique within the ranked group. -#}
+{% macro seed_order(score="score", key="doc_row") -%}
+{{ score }} DESC, {{ key }}
+{%- endmacro %}
+
+{#- The full ranking of a score source with the columns query_row, doc_row and score (models.bm25_scores,
+    models.dense_scores): every document for every query, ranked in the seed order. -#}
+{% macro full_ranking(source) -%}
+WITH scores AS (
+    SELECT query_row, doc_row, score FROM {{ source }}
+)
+
+SELECT
+    query_row,
+    doc_row,
+    score,
+    row_number() OVER (PARTITION BY query_row ORDER BY {{ seed_order() }}) AS rank
+FROM scores
+{%- endmacro %}

@@ -75,9 +75,9 @@ CAST({{ differences }} AS DECIMAL(38, 0)) * 100000
     CTE `name` has the keys, clusters (Q), numerator and denominator (their sums), ratio = numerator /
     denominator, its standard error by the linearised (cluster-robust) variance of a ratio estimator,
     sqrt(Q / (Q - 1) * sum_c (numerator_c - ratio denominator_c)^2) / denominator (NULL for one cluster),
-    and the normal 95% interval ratio -+ 1.959964 se within [0, 1], as ci_low and ci_high. The squares are
-    added exactly (exact_sum), so the interval does not depend on the order of addition. -#}
-{% macro cluster_ratio(name, source, keys) -%}
+    and the normal interval at `level` (95%: ratio -+ 1.959964 se) within [0, 1], as ci_low and ci_high.
+    The squares are added exactly (exact_sum), so the interval does not depend on the order of addition. -#}
+{% macro cluster_ratio(name, source, keys, level=0.95) -%}
 {%- set key_list = keys | join(", ") -%}
 {{ name }}_totals AS (
     SELECT {{ key_list }}, count(*) AS clusters, sum(numerator) AS numerator, sum(denominator) AS denominator
@@ -113,8 +113,8 @@ CAST({{ differences }} AS DECIMAL(38, 0)) * 100000
         denominator,
         ratio,
         standard_error,
-        greatest(0.0, ratio - 1.959964 * standard_error) AS ci_low,
-        least(1.0, ratio + 1.959964 * standard_error) AS ci_high
+        greatest(0.0, ratio - {{ level | two_sided_z }} * standard_error) AS ci_low,
+        least(1.0, ratio + {{ level | two_sided_z }} * standard_error) AS ci_high
     FROM {{ name }}_errors
 )
 {%- endmacro %}
@@ -143,4 +143,18 @@ CASE
         WHEN {{ value }} <= {{ edges }}.second_tertile THEN 'medium'
         ELSE 'long'
     END
+{%- endmacro %}
+
+{#- The Wilson score interval of a rate `p` (the share of n = `n` units scoring 1) at `level`, as the two
+    columns ci_low and ci_high: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z the two-sided
+    normal quantile of `level` (1.959964 at 95%), bounded to [0, 1] (at p = 0 or 1 the rounding of the
+    two terms can leave a bound a few 1e-17 outside). -#}
+{% macro wilson_interval(p, n, level=0.95) -%}
+{%- set z = level | two_sided_z -%}
+greatest(0.0, ({{ p }} + {{ z }} * {{ z }} / (2 * {{ n }})
+ - {{ z }} * sqrt({{ p }} * (1 - {{ p }}) / {{ n }} + {{ z }} * {{ z }} / (4 * {{ n }} * {{ n }})))
+/ (1 + {{ z }} * {{ z }} / {{ n }})) AS ci_low,
+least(1.0, ({{ p }} + {{ z }} * {{ z }} / (2 * {{ n }})
+ + {{ z }} * sqrt({{ p }} * (1 - {{ p }}) / {{ n }} + {{ z }} * {{ z }} / (4 * {{ n }} * {{ n }})))
+/ (1 + {{ z }} * {{ z }} / {{ n }})) AS ci_high
 {%- endmacro %}
