@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
+from clirunner import rankhouse
 from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
 
 from rankhouse.warehouse.dag import Project
-
-
-def rankhouse(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
 
 
 def test_eval_prints_what_trec_eval_prints():

@@ -4,8 +4,6 @@ checked against their declared types before anything is opened or built (issue 1
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import signal
 import subprocess
@@ -14,35 +12,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse, rankhouse_in_process
 from conftest import TREC
 from typer.main import get_command
 
-import rankhouse
+from rankhouse import __version__
 from rankhouse.cli import app, run
-
-
-def rankhouse_cli(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
-
-
-def error_line(done: subprocess.CompletedProcess, status: int = 2) -> str:
-    """The one `error:` line of a failed command (asserting the status, the single line, no traceback)."""
-    assert "Traceback" not in done.stderr, done.stderr
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, done.stderr
-    assert done.returncode == status, (done.returncode, done.stderr)
-    return errors[0]
-
-
-def rankhouse_in_process(*args: object) -> subprocess.CompletedProcess:
-    """`run`, the function `python -m rankhouse` calls, in this process (no interpreter start: the
-    parametrized cases over every command would spend minutes importing), its output captured."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run([str(a) for a in args])
-    return subprocess.CompletedProcess(["rankhouse", *map(str, args)], status, out.getvalue(), err.getvalue())
 
 
 def usage_error(*args: object) -> tuple[str, subprocess.CompletedProcess]:
@@ -54,7 +29,7 @@ def usage_error(*args: object) -> tuple[str, subprocess.CompletedProcess]:
 def test_in_process_and_subprocess_usage_errors_agree():
     """The in-process runner above prints what the real process prints."""
     for args in (("eval", "--no-such-option"), ("load", "run"), ("nope",)):
-        real, here = rankhouse_cli(*args), rankhouse_in_process(*args)
+        real, here = rankhouse(*args), rankhouse_in_process(*args)
         assert (real.returncode, real.stdout, real.stderr) == (here.returncode, here.stdout, here.stderr)
 
 
@@ -129,7 +104,7 @@ def test_each_command_summary_in_help_is_its_first_sentence_whole(path, monkeypa
 
 @pytest.mark.parametrize("path", GROUPS, ids=" ".join)
 def test_a_group_without_its_command_prints_its_help_and_exits_2(path):
-    done = rankhouse_cli(*path)
+    done = rankhouse(*path)
     assert error_line(done) == "error: missing command", done.stderr
     assert f"Usage: {' '.join(('rankhouse', *path))} [OPTIONS] COMMAND" in done.stdout
     unknown, _ = usage_error(*path, "nope")
@@ -140,7 +115,7 @@ def test_a_group_without_its_command_prints_its_help_and_exits_2(path):
 
 
 def test_bare_rankhouse_prints_the_help_and_exits_2():
-    done = rankhouse_cli()
+    done = rankhouse()
     assert error_line(done) == "error: missing command"
     assert "Usage: rankhouse [OPTIONS] COMMAND [ARGS]..." in done.stdout
     # the help lists every command the parametrized tests cover, and they see every command
@@ -154,15 +129,15 @@ def test_bare_rankhouse_prints_the_help_and_exits_2():
     "path", [(), ("eval",), ("study",), ("study", "run")], ids=lambda p: " ".join(p) or "rankhouse"
 )
 def test_help_and_dash_h_print_the_same(path):
-    short, long = rankhouse_cli(*path, "-h"), rankhouse_cli(*path, "--help")
+    short, long = rankhouse(*path, "-h"), rankhouse(*path, "--help")
     assert short.returncode == long.returncode == 0
     assert short.stdout == long.stdout and "Usage: rankhouse" in short.stdout
 
 
 def test_version():
-    done = rankhouse_cli("--version")
+    done = rankhouse("--version")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"rankhouse {rankhouse.__version__} (duckdb {duckdb.__version__})\n"
+    assert done.stdout == f"rankhouse {__version__} (duckdb {duckdb.__version__})\n"
 
 
 def test_an_unknown_command_gets_a_suggestion():
@@ -289,8 +264,8 @@ def test_an_unknown_model_gets_a_close_match(args):
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("params") / "w.duckdb"
-    assert rankhouse_cli("load", "qrels", TREC / "qrels.test", "--db", db).returncode == 0
-    assert rankhouse_cli("load", "run", TREC / "results.test", "--db", db).returncode == 0
+    assert rankhouse("load", "qrels", TREC / "qrels.test", "--db", db).returncode == 0
+    assert rankhouse("load", "run", TREC / "results.test", "--db", db).returncode == 0
     return db
 
 
@@ -298,7 +273,7 @@ def test_a_bare_measures_value_is_the_measures_it_names(loaded):
     """`-p measures=AP` is AP (not A and P); the text is read as -m reads it: `P.5,10` is P_5 and P_10."""
     from rankhouse.warehouse import Warehouse
 
-    done = rankhouse_cli("run", "-s", "+measure_requests", "-p", "measures=AP,P.5,10", "--db", loaded)
+    done = rankhouse("run", "-s", "+measure_requests", "-p", "measures=AP,P.5,10", "--db", loaded)
     assert done.returncode == 0, done.stderr
     with Warehouse(loaded, read_only=True) as wh:
         rows = wh.sql("SELECT measure, canonical FROM models.measure_requests ORDER BY position")
@@ -340,7 +315,7 @@ def test_fuse_checks_its_params_before_loading_the_arms(tmp_path):
 
 def test_a_file_that_cannot_be_written_is_an_error_line(loaded, tmp_path):
     out = tmp_path / "missing" / "o.run"
-    line = error_line(rankhouse_cli("runs", "export", "results.test", out, "--db", loaded))
+    line = error_line(rankhouse("runs", "export", "results.test", out, "--db", loaded))
     assert line == f"error: {out}: No such file or directory"
 
 

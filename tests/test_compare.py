@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
 
 import duckdb
 import numpy as np
 import pytest
+from clirunner import rankhouse
 from conftest import TREC
 from scipy import special, stats
 
@@ -490,12 +489,6 @@ def test_comparison_models_are_portable_with_parameters(test, resample):
 
 
 # -- the command -----------------------------------------------------------------------------------
-
-
-def rankhouse(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
 
 
 def test_compare_command_on_trec_eval_sample():

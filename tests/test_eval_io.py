@@ -3,7 +3,6 @@ duplicate names refused), .gz and standard input, unreadable inputs, the output 
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import hashlib
@@ -15,30 +14,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirunner import rankhouse as fresh
+from clirunner import rankhouse_in_process, refused
 from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
-
-from rankhouse.cli import run
 
 MEASURES = ["AP", "P@10", "nDCG@10"]
 FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
 
 
 def rankhouse(*args: object, cwd: Path | None = None, stdin: str | bytes | None = None) -> subprocess.CompletedProcess:
-    """The entry point: `python -m rankhouse` when standard input or the directory matter (`stdin`, text
-    or bytes, is piped in, else standard input is empty), otherwise `run`, the function it calls, in
-    this process (an interpreter start per call would be most of this file's time;
-    test_cli_usage checks that both print the same)."""
+    """In a fresh interpreter when standard input or the directory matter, otherwise in this process (an
+    interpreter start per call would be most of this file's time): tests/clirunner.py."""
     if cwd is None and stdin is None and "-" not in map(str, args):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = run([str(a) for a in args])
-        return subprocess.CompletedProcess(["rankhouse", *map(str, args)], status, out.getvalue(), err.getvalue())
-    data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
-    done = subprocess.run(
-        [sys.executable, "-m", "rankhouse", *map(str, args)], input=data, capture_output=True, cwd=cwd, timeout=300
-    )
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+        return rankhouse_in_process(*args)
+    return fresh(*args, cwd=cwd, stdin=stdin)
 
 
 def two_runs_named_alike(tmp_path: Path) -> tuple[Path, Path]:
@@ -48,12 +38,6 @@ def two_runs_named_alike(tmp_path: Path) -> tuple[Path, Path]:
         path.parent.mkdir(parents=True)
         shutil.copy(TREC / source, path)
     return first, second
-
-
-def refused(done: subprocess.CompletedProcess, message: str) -> None:
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert message in done.stderr, done.stderr
-    assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
 
 
 def test_two_runs_with_one_file_name_are_refused_before_anything_is_loaded(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_cli_usage import error_line, rankhouse_in_process
+from clirunner import error_line, rankhouse_in_process
 from warehouse_files import plain
 
 from rankhouse.paths import STUDIES_DIR

@@ -699,7 +699,7 @@ def test_several_rules_write_what_each_rule_writes_alone(tmp_path):
     """One `fuse` of mixture, rrf, fisher and the dense arm into a directory writes, per rule, the bytes
     that `fuse --rule R -o FILE` writes alone (with incomplete candidates, which the p-value rules leave
     out), and says so once for the p-value rules asked."""
-    from test_cli_usage import rankhouse_in_process
+    from clirunner import rankhouse_in_process
 
     runs, nulls = mixture_case()
     args = ["fuse", "--depth", "8", "--db", ":memory:"]

@@ -15,8 +15,8 @@ import sys
 
 import duckdb
 import pytest
+from clirunner import rankhouse_in_process
 from conftest import TREC
-from test_cli_usage import rankhouse_in_process
 from test_study import make_env, open_study, prepared_and_frozen, rankhouse, write_protocol
 from warehouse_files import files_of, plain, state, store_table
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirunner import error_line, rankhouse
 
 from rankhouse.errors import AuditError, InputError, RankhouseError
 from rankhouse.lanes import PassageScorer, Scored, latest_receipts, register_scorer, score_passages
@@ -825,8 +826,6 @@ STAGES = {
 def test_a_protocol_whose_stages_leave_out_what_its_writer_reads_is_refused_before_anything_is_written(
     tmp_path, case, command
 ):
-    import subprocess
-    import sys
 
     from conftest import lanes_subset_protocol
 
@@ -835,10 +834,8 @@ def test_a_protocol_whose_stages_leave_out_what_its_writer_reads_is_refused_befo
     assert old in protocol.read_text()
     protocol.write_text(protocol.read_text().replace(old, new))
     before = sorted(p.name for p in tmp_path.iterdir())
-    done = subprocess.run([sys.executable, "-m", "rankhouse", "study", command, str(protocol), "--db",
-                           str(tmp_path / "w.duckdb")], capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr == f"error: protocol {protocol}: writer lanes {problem}\n"
+    done = rankhouse("study", command, protocol, "--db", tmp_path / "w.duckdb")
+    assert error_line(done) == f"error: protocol {protocol}: writer lanes {problem}" and done.stderr.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no warehouse, freeze or output
 
 

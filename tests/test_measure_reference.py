@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from clirunner import rankhouse_in_process
 from conftest import TREC
-from test_cli_usage import rankhouse_in_process
 
 from rankhouse.catalog_docs.measure_reference import families_by_model, reference
 from rankhouse.measures import FAMILIES, parse_measure

@@ -11,8 +11,8 @@ import shutil
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import FIXTURES
-from test_cli_usage import error_line, rankhouse_in_process
 from warehouse_files import files_of, plain
 
 from rankhouse.paths import STUDIES_DIR

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from clirunner import rankhouse_in_process
 from conftest import TREC
-from test_cli_usage import rankhouse_in_process
 
 from rankhouse.paths import ROOT
 from rankhouse.study import Protocol

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from test_cli_usage import rankhouse_in_process
+from clirunner import rankhouse_in_process
 
 from rankhouse.catalog_docs import write_catalog
 from rankhouse.paths import ROOT

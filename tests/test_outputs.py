@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import TREC
-from test_cli_usage import error_line, rankhouse_in_process
 
 from rankhouse.paths import STUDIES_DIR
 

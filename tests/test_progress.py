@@ -13,8 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import TREC
-from test_cli_usage import error_line, rankhouse_in_process
 
 from rankhouse.paths import STUDIES_DIR
 from rankhouse.progress import JsonProgress, Progress, TextProgress

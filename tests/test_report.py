@@ -9,9 +9,7 @@ also writes the report (the command's last step)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import math
 import re
@@ -21,6 +19,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from clirunner import error_line, rankhouse, rankhouse_in_process, refused
 from conftest import copied
 
 from rankhouse.paths import ROOT
@@ -388,31 +387,15 @@ def test_the_report_imports_no_warehouse(study_reports, tmp_path):
 
 
 # -- errors ---------------------------------------------------------------------------------------
-def rankhouse(*args: object) -> tuple[int, str]:
-    """`rankhouse ARGS` in this process (what `python -m rankhouse` runs): its status and stderr."""
-    from rankhouse.cli import run
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        status = run([str(a) for a in args])
-    return status, err.getvalue()
-
-
 def test_a_directory_without_results_json_is_one_clear_error(tmp_path):
     (tmp_path / "per_query.csv").write_text("method,qid\n")
-    done = subprocess.run([sys.executable, "-m", "rankhouse", "report", str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"error: {tmp_path / 'results.json'} not found")
+    done = rankhouse("report", tmp_path)
+    assert done.stderr.count("\n") == 1 and error_line(done).startswith(f"error: {tmp_path / 'results.json'} not found")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["per_query.csv"]  # nothing written
-    status, err = rankhouse("report", tmp_path / "missing")
-    assert status == 2 and err.startswith("error: ") and "is not a directory" in err and err.count("\n") == 1
+    refused(rankhouse_in_process("report", tmp_path / "missing"), "is not a directory")
     (tmp_path / "results.json").write_text("{not json")
-    status, err = rankhouse("report", tmp_path)
-    assert status == 2 and "results.json is not valid JSON" in err and err.count("\n") == 1
+    refused(rankhouse_in_process("report", tmp_path), "results.json is not valid JSON")
     (tmp_path / "results.json").write_text('{"study": "x"}')
-    status, err = rankhouse("report", tmp_path)
-    assert status == 2 and "is not a study's results.json (it has no `methods`)" in err
-    status, err = rankhouse("report", tmp_path, "--format", "pdf")
-    assert status == 2 and "--format is html, md or both, not 'pdf'" in err
+    refused(rankhouse_in_process("report", tmp_path), "is not a study's results.json (it has no `methods`)")
+    refused(rankhouse_in_process("report", tmp_path, "--format", "pdf"), "--format is html, md or both, not 'pdf'")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["per_query.csv", "results.json"]

@@ -12,9 +12,9 @@ import re
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import FIXTURES
 from sqlglot import exp
-from test_cli_usage import error_line, rankhouse_in_process
 
 from rankhouse.paths import ROOT
 from rankhouse.study import Protocol, Study

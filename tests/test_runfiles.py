@@ -7,12 +7,11 @@ import hashlib
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clirunner import rankhouse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_snapshots import build_lanes
@@ -294,11 +293,6 @@ def test_manifest_hashes_inputs_and_outputs(tmp_path):
     assert document["inputs"]["a"]["sha256"] == digest and document["outputs"]["runs/a.run"]["sha256"] == digest
     assert document["inputs"]["b"]["sha256"] == hashlib.sha256(GOOD_B.encode()).hexdigest()
     assert document["topics"] == {"q1": {"k": 3}}
-
-
-def rankhouse(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
 
 
 def test_cli_export_and_validate(lanes_db, tmp_path):

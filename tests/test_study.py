@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from clirunner import rankhouse
 from conftest import TREC
 from warehouse_files import plain, state, store_table
 
@@ -384,11 +385,6 @@ def test_other_commands_cannot_open_a_studys_labels(env):
     with Warehouse(root / "w.duckdb") as wh:  # the default namespace's gate holds no study's labels
         wh.open_gate()
         assert wh.sql("SELECT count(*) FROM gate.qrels") == [(0,)]
-
-
-def rankhouse(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rankhouse", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)  # fmt: skip
 
 
 def test_analysts_cannot_reach_labels_before_an_intact_freeze(tmp_path):
