@@ -83,7 +83,7 @@ def measure(command: list[str], cwd: Path) -> dict:
     before = os.getloadavg()[0]
     # the checkout's package first, whatever the environment's rankhouse is installed from; Python caching
     # the modules' bytecode as it does by default (this machine's shell sets PYTHONDONTWRITEBYTECODE, which
-    # compiles rankhouse's 50-odd modules again in every process: 0.15 s of a `study status`)
+    # compiles rankhouse's 50-odd modules again in every process: a share of `study status`, docs/performance.md)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     previous = os.getcwd()
