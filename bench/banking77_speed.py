@@ -16,8 +16,8 @@ Per system: wall time (from the files to the ranked documents, measured inside t
 fall on one system only. RANKHOUSE_MEMORY_LIMIT, when set, is DuckDB's memory_limit in the rankhouse
 process (reported).
 
-    python bench/banking77_speed.py [--repeat 3] [--readme] [--encoder /tmp/benchenv/bin/python]
-    python bench/banking77_speed.py --from-results bench/out/banking77_speed.json --readme
+    python bench/banking77_speed.py [--repeat 3] [--write-docs] [--encoder /tmp/benchenv/bin/python]
+    python bench/banking77_speed.py --from-results bench/out/banking77_speed.json --write-docs
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
+import peers
+from peers import add_write_docs_option, installed, machine, own_peak_mb, results_file, rewrite_section, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "banking77"
@@ -91,7 +92,7 @@ def run_rank_bm25() -> dict:
 
 SYSTEMS = {"rankhouse": run_rankhouse, "bm25s": run_bm25s, "rank_bm25": run_rank_bm25}
 MODULES = {"rankhouse": "rankhouse", "bm25s": "bm25s", "rank_bm25": "rank_bm25"}  # what each needs installed
-NAMES = {  # how the README names each system ({version}: the installed one)
+NAMES = {  # how docs/performance.md names each system ({version}: the installed one)
     "rankhouse": "rankhouse SQL models (`+bm25_ranking`, materialised: 30.8M ranked pairs)",
     "bm25s": "bm25s {version} (lucene, k = 10,003, 2 threads)",
     "rank_bm25": "rank_bm25 {version} (BM25Okapi, get_scores + argsort)",
@@ -119,7 +120,7 @@ def joined(values: list[float], form: str) -> str:
 
 
 def section(results: dict) -> str:
-    """The README's section: one row per system, its runs' seconds (and their ratio to bm25s' in the same
+    """The section of docs/performance.md: one row per system, its runs' seconds (and their ratio to bm25s' in the same
     round), CPU seconds and peak memory."""
     env, runs = results["environment"], results["runs"]
     lines = [
@@ -152,7 +153,7 @@ def main() -> None:
     parser.add_argument("--encoder", help="Python of the bench venv for bench/encoder_speed.py (optional).")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each system, alternating (default 1)")
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    add_write_docs_option(parser)
     parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier results file")
     args = parser.parse_args()
     if args.child:
@@ -186,9 +187,9 @@ def main() -> None:
     text = section(results)
     print("BM25 full ranking, BANKING77 (3,080 queries x 10,003 documents), files to ranked documents\n")
     print(text, end="")
-    if args.readme:
-        rewrite_readme(ROOT / "README.md", "banking77_speed.py", text)
-        print("rewrote README.md's section of bench/banking77_speed.py", file=sys.stderr)
+    if args.write_docs:
+        rewrite_section(peers.PERFORMANCE, "banking77_speed.py", text)
+        print(f"rewrote {peers.PERFORMANCE}'s section of bench/banking77_speed.py", file=sys.stderr)
     if args.encoder:
         subprocess.run([args.encoder, str(ROOT / "bench" / "encoder_speed.py")], check=True)
 

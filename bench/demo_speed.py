@@ -14,8 +14,8 @@ generating the resample plan, the prepare models, the freeze, the evaluate model
     python bench/demo_speed.py                    # once: cold, warm, status
     python bench/demo_speed.py --repeat 3         # three fresh warehouses, one after the other
     python bench/demo_speed.py --vectors-from W   # each fresh warehouse given W's vectors: no encoding
-    python bench/demo_speed.py --readme           # and the README's section between its markers
-    python bench/demo_speed.py --from-results bench/out/demo_speed.json --readme
+    python bench/demo_speed.py --write-docs       # and its section of docs/performance.md
+    python bench/demo_speed.py --from-results bench/out/demo_speed.json --write-docs
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from peers import machine, results_file, run_measured
-from peers import rewrite_readme as rewrite_section
+from peers import PERFORMANCE, add_write_docs_option, machine, results_file, rewrite_section, run_measured
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = "studies/banking77.toml"
@@ -84,7 +83,7 @@ def measure(command: list[str], cwd: Path) -> dict:
     before = os.getloadavg()[0]
     # the checkout's package first, whatever the environment's rankhouse is installed from; Python caching
     # the modules' bytecode as it does by default (this machine's shell sets PYTHONDONTWRITEBYTECODE, which
-    # compiles rankhouse's 50-odd modules again in every process: 0.15 s of a `study status`)
+    # compiles rankhouse's 50-odd modules again in every process: a share of `study status`, docs/performance.md)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(cwd), os.environ.get("PYTHONPATH")])))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     previous = os.getcwd()
@@ -251,7 +250,7 @@ def one_round(scratch: Path, checkout: Path = ROOT, vectors_from: Path | None = 
 
 
 def section(results: dict) -> str:
-    """The README's section for `results` (the rounds of one invocation)."""
+    """The section of docs/performance.md for `results` (the rounds of one invocation)."""
     env = results["environment"]
     limit = results["memory_limit"]
     rounds = results["rounds"]
@@ -317,7 +316,7 @@ def main() -> None:
         metavar="DB",
         help="seed each fresh warehouse with this warehouse's vector cache: a cold demo that encodes nothing",
     )
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    add_write_docs_option(parser)
     parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier --out file")
     args = parser.parse_args()
     if args.from_results:
@@ -337,9 +336,9 @@ def main() -> None:
         target.write_text(json.dumps(results, indent=2) + "\n")
     text = section(results)
     print(text, end="")
-    if args.readme:
-        rewrite_section(ROOT / "README.md", "demo_speed.py", text)
-        say("rewrote README.md's section of bench/demo_speed.py")
+    if args.write_docs:
+        rewrite_section(PERFORMANCE, "demo_speed.py", text)
+        say(f"rewrote {PERFORMANCE}'s section of bench/demo_speed.py")
 
 
 if __name__ == "__main__":

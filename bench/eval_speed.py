@@ -14,7 +14,7 @@ Timings on a shared 2-core machine move by 10-30% from one run to the next: with
 and pytrec_eval (the pair the goal compares) run N times each, alternating, and the tables give the
 median with every run beside it; ranx runs once (a run is two calls, and takes minutes at 40,000 queries).
 
-    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--repeat 3] [--out bench/out] [--readme]
+    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--repeat 3] [--out bench/out] [--write-docs]
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
+import peers
+from peers import add_write_docs_option, installed, machine, own_peak_mb, results_file, rewrite_section, run_child
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -176,7 +177,7 @@ def seconds(result: dict) -> str:
 
 
 def section(results: dict) -> str:
-    """The README's section: one table per size, then how time and memory grow."""
+    """The section of docs/performance.md: one table per size, then how time and memory grow."""
     env = results["machine"]
     versions = ", ".join(f"{name} {version}" for name, version in results["versions"].items())
     reference = "pytrec_eval" if "pytrec_eval" in results["sizes"][0]["systems"] else "rankhouse"
@@ -237,7 +238,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=1, help="runs of rankhouse and pytrec_eval per size (median)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    add_write_docs_option(parser)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -260,9 +261,9 @@ def main() -> None:
     text = section(results)
     print(text)
     target.write_text(json.dumps(results, indent=2))
-    if args.readme:
-        rewrite_readme(ROOT / "README.md", "eval_speed.py", text + "\n")
-        print("rewrote README.md's eval_speed.py section", file=sys.stderr)
+    if args.write_docs:
+        rewrite_section(peers.PERFORMANCE, "eval_speed.py", text + "\n")
+        print(f"rewrote {peers.PERFORMANCE}'s eval_speed.py section", file=sys.stderr)
 
 
 if __name__ == "__main__":

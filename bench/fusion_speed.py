@@ -31,10 +31,10 @@ Run.save most of its time). rankhouse's time includes planning (reading the mode
 building; each model's seconds come from its build (audits included). Afterwards the fused RRF and
 min-max runs of the two are compared on the top 10 of a sample of queries, and (b)'s rrf and rsf files
 with (a)'s (the same bytes: building the other rules changes nothing). A peer that is not installed is
-named and left out. `--readme` rewrites README.md's part between `<!-- bench/fusion_speed.py: begin -->`
+named and left out. `--write-docs` rewrites docs/performance.md's part between `<!-- bench/fusion_speed.py: begin -->`
 and `<!-- bench/fusion_speed.py: end -->` (`--from-results FILE`: from an earlier run's JSON).
 
-    python bench/fusion_speed.py [--queries 1000] [--candidates 1000] [--repeat 1] [--out bench/out] [--readme]
+    python bench/fusion_speed.py [--queries 1000] [--candidates 1000] [--repeat 1] [--out bench/out] [--write-docs]
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from peers import ROOT, installed, machine, own_peak_mb, results_file, rewrite_readme, run_child
+import peers
+from peers import add_write_docs_option, installed, machine, own_peak_mb, results_file, rewrite_section, run_child
 
 COLLECTION = 10_000_000  # document ids d0 .. d9999999
 PANEL = 1_000  # null panel size, the same documents for both arms and every query
@@ -263,7 +264,8 @@ def times(ours: float, theirs: float) -> str:
 
 
 def section(results: dict) -> str:
-    """The README's section (also printed): the two jobs' tables, the goals met or not, where the time goes."""
+    """The section of docs/performance.md (also printed): the two jobs' tables, the goals met or not, where the
+    time goes."""
     setup, env, runs = results["setup"], results["machine"], results["runs"]
     two, every = runs["rankhouse_two"], runs["rankhouse_all"]
     ranx = runs.get("ranx")
@@ -373,7 +375,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100, help="Queries whose top 10 are compared.")
     parser.add_argument("--repeat", type=int, default=1, help="Runs of each system, round-robin (medians).")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    add_write_docs_option(parser)
     parser.add_argument("--from-results", type=Path, help="a JSON an earlier run saved: its section, not a new run")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)  # system, data, candidates, fused
     args = parser.parse_args()
@@ -388,9 +390,9 @@ def main() -> None:
         target.write_text(json.dumps(results, indent=2))
     text = section(results)
     print(text)
-    if args.readme:
-        rewrite_readme(ROOT / "README.md", "fusion_speed.py", text)
-        print("rewrote README.md's fusion_speed.py section", file=sys.stderr)
+    if args.write_docs:
+        rewrite_section(peers.PERFORMANCE, "fusion_speed.py", text)
+        print(f"rewrote {peers.PERFORMANCE}'s fusion_speed.py section", file=sys.stderr)
 
 
 def measure(args: argparse.Namespace) -> dict:

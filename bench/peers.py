@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import glob
 import importlib.util
 import json
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PERFORMANCE = ROOT / "docs" / "performance.md"  # where `--write-docs` writes each script's section
 
 
 def installed(module: str) -> bool:
@@ -197,7 +199,7 @@ def results_file(out: Path, script: str) -> Path:
 
 
 def markers(script: str) -> tuple[str, str]:
-    """The README's begin and end markers of a bench script's section (`script`: its file name).
+    """The begin and end markers of a bench script's section of docs/performance.md (`script`: its file name).
 
     >>> markers("eval_speed.py")[0]
     '<!-- bench/eval_speed.py: begin -->'
@@ -205,16 +207,29 @@ def markers(script: str) -> tuple[str, str]:
     return f"<!-- bench/{script}: begin -->", f"<!-- bench/{script}: end -->"
 
 
-def rewrite_readme(readme: Path, script: str, text: str) -> None:
-    """Replace what is between the README's markers of `script` (markers) by `text`; refused, with nothing
-    written, unless the README has one begin line and, after it, one end line."""
+def add_write_docs_option(parser: argparse.ArgumentParser) -> None:
+    """Every bench script's `--write-docs` (and `--readme`, its old name, which now does the same): rewrite
+    the script's section of docs/performance.md between its markers (args.write_docs)."""
+    parser.add_argument(
+        "--write-docs",
+        "--readme",
+        dest="write_docs",
+        action="store_true",
+        help=f"rewrite this script's section of {PERFORMANCE.relative_to(ROOT)} between its markers "
+        "(--readme: the old name, the same)",
+    )
+
+
+def rewrite_section(page: Path, script: str, text: str) -> None:
+    """Replace what is between the markers of `script` (markers) in `page` by `text`; refused, with nothing
+    written, unless the page has one begin line and, after it, one end line."""
     begin, end = markers(script)
-    content = readme.read_text()
+    content = page.read_text()
     if content.count(begin) != 1 or content.count(end) != 1 or content.index(begin) > content.index(end):
-        raise SystemExit(f"{readme}: needs one line {begin} and, after it, one line {end}")
+        raise SystemExit(f"{page}: needs one line {begin} and, after it, one line {end}")
     head, rest = content.split(begin)
     _, tail = rest.split(end)
-    readme.write_text(f"{head}{begin}\n{text}{end}{tail}")
+    page.write_text(f"{head}{begin}\n{text}{end}{tail}")
 
 
 def machine() -> dict:

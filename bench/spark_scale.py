@@ -23,10 +23,10 @@ retrieve (the first one relevant, so every query has one). The files are written
 `--cache/<Q>x<D>-<key>/` (key: a digest of the recipe) and reused when present.
 
     python bench/spark_scale.py                                  # 1,000,000 x 100 on both engines
-    python bench/spark_scale.py --queries 100000 --readme        # 10M lines; the README's section
+    python bench/spark_scale.py --queries 100000 --write-docs    # 10M lines; its docs/performance.md section
     python bench/spark_scale.py --scale-up 4 --spark-memory 4g   # then 4,000,000 x 100
     python bench/spark_scale.py --queries 10000 --only duckdb --out /tmp/scale
-    python bench/spark_scale.py --from-results /tmp/scale.json --readme    # the section of an earlier run
+    python bench/spark_scale.py --from-results /tmp/scale.json --write-docs  # the section of an earlier run
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import markers, own_peak_mb, results_file, run_measured
-from peers import rewrite_readme as rewrite_section
+from peers import PERFORMANCE, add_write_docs_option, markers, own_peak_mb, results_file, rewrite_section, run_measured
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURES = ["AP", "nDCG@10", "P@10", "R@100", "RR"]
@@ -454,13 +453,13 @@ def stage(
     return results
 
 
-# -- the README's section ---------------------------------------------------------------------------
+# -- its section of docs/performance.md -----------------------------------------------------------------
 def _mb(value: float) -> str:
     return f"{value:,.0f}"
 
 
 def section(results: dict) -> str:
-    """The README's section (between BEGIN and END) for the stages in `results`."""
+    """The section of docs/performance.md (between BEGIN and END) for the stages in `results`."""
     env = results["environment"]
     lines = [
         f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB "
@@ -534,9 +533,9 @@ def section(results: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def rewrite_readme(readme: Path, text: str) -> None:
-    """Replace what is between the README's BEGIN and END markers by `text`."""
-    rewrite_section(readme, "spark_scale.py", text)
+def rewrite_docs(page: Path, text: str) -> None:
+    """Replace what is between the page's BEGIN and END markers (docs/performance.md's) by `text`."""
+    rewrite_section(page, "spark_scale.py", text)
 
 
 def base_stage(path: Path, queries: int, docs: int, seed: int) -> dict:
@@ -585,7 +584,7 @@ def main() -> None:
         default=ROOT / "bench" / "out",
         help="folder of the results (spark_scale.json) and the per-query values (spark_scale-values/)",
     )
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's section between the markers")
+    add_write_docs_option(parser)
     parser.add_argument(
         "--from-results", type=Path, metavar="FILE", help="measure nothing: the section of an earlier --out file"
     )
@@ -603,7 +602,7 @@ def main() -> None:
         child(args)
         return
     if args.from_results:
-        finish(json.loads(args.from_results.read_text()), args.readme)
+        finish(json.loads(args.from_results.read_text()), args.write_docs)
         return
     memory_bytes(args.spark_memory)  # refused here, before anything runs
     if args.base_results:
@@ -649,16 +648,16 @@ def main() -> None:
             )
         )
     target.write_text(json.dumps(results, indent=2) + "\n")
-    finish(results, args.readme)
+    finish(results, args.write_docs)
 
 
-def finish(results: dict, readme: bool) -> None:
-    """Print the README's section of `results`; with `readme`, write it between README.md's markers."""
+def finish(results: dict, write_docs: bool) -> None:
+    """Print the section of `results`; with `write_docs`, write it between docs/performance.md's markers."""
     text = section(results)
     print(text, end="")
-    if readme:
-        rewrite_readme(ROOT / "README.md", text)
-        say(f"rewrote README.md between {BEGIN} and {END}")
+    if write_docs:
+        rewrite_docs(PERFORMANCE, text)
+        say(f"rewrote {PERFORMANCE} between {BEGIN} and {END}")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ MAX_LENGTH = 256  # sentence-transformers' max_seq_length for this model
 OPSET = 17  # LayerNormalization is an opset-17 operator
 IR_VERSION = 8  # the IR version that goes with opset 17, read by every onnxruntime >= 1.13
 _CHUNK = 16_384  # texts tokenised (and sorted by length) at a time, to bound memory on big inputs
-WORKERS = min(2, os.cpu_count() or 1)  # batches encoded at once; more threads than cores is 3.5x slower
+WORKERS = min(2, os.cpu_count() or 1)  # batches at once; more threads than cores is slower (docs/performance.md)
 
 Progress = Callable[[int, int], None]
 

@@ -64,7 +64,8 @@ def register(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
     """Register the named functions on a connection (a no-op for those it already has).
 
     Which functions a connection has is remembered here, not looked up in duckdb_functions(): that
-    catalog scan takes about 13 ms, and the runner calls this before every model it builds.
+    catalog scan takes milliseconds (docs/performance.md), and the runner calls this before every model it
+    builds.
     """
     if not names:
         return

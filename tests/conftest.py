@@ -286,9 +286,8 @@ def trec_sample_study(tmp_path_factory):
 def spark(tmp_path_factory):
     """The test session's one SparkSession (local[2], small shuffles, no UI), for every Spark test
     module; skips the test without pyspark or Java. On the fixtures' few rows Spark spends more time
-    compiling than running, so it generates no code and its JVM compiles with C1 only (measured on two
-    loaded cores: the JVM up in 9-12 s instead of 19-27, the first eval of trec_eval's sample in 34-41 s
-    instead of 63-77, half the CPU)."""
+    compiling than running, so it generates no code and its JVM compiles with C1 only (the JVM starts and
+    the first eval runs in about half the time and CPU: docs/performance.md)."""
     pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
     from pyspark.sql import SparkSession
 

@@ -45,7 +45,7 @@ def banking(banking77_study):
 def read_bm25(banking, sql: str) -> list[tuple]:
     """The rows of a read of BM25's views, summed in their array as the Runner and `rankhouse query` sum them:
     at DuckDB's default threshold a filter on query_row does not reach the inputs of the pair numbers' sum,
-    and all 30.8M pairs are summed in a hash table (README, Speed: 10.5 s instead of 3.5 s)."""
+    and all 30.8M pairs are summed in a hash table, several times slower (docs/performance.md)."""
     with banking.wh.array_aggregates():
         return banking.wh.sql(sql)
 
@@ -105,7 +105,7 @@ def test_cosines_are_array_inner_products_bit_for_bit(banking):
 
 def test_bm25_sums_its_30_million_pairs_into_an_array(banking):
     # The pair number's known range and `aggregate: array` keep BM25's sum a direct array in the
-    # statements that compute it (README, Speed: 13.2 s for the full ranking without it, 7.4-9.4 s with it).
+    # statements that compute it (the full ranking is slower without it: docs/performance.md).
     model = Project.load().models["bm25_scores"]
     assert model.aggregate == "array"
     with banking.wh.array_aggregates():

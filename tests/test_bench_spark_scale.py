@@ -134,15 +134,37 @@ def test_compare_fails_when_it_should(bench, tmp_path):
     assert not renamed["equal"] and renamed["one_side"] == 4
 
 
-def test_readme_section_is_rewritten_between_the_markers_only(bench, tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# head\n\nbefore\n{bench.BEGIN}\nold figures\n{bench.END}\nafter\n")
-    bench.rewrite_readme(readme, "new figures\n")
-    assert readme.read_text() == f"# head\n\nbefore\n{bench.BEGIN}\nnew figures\n{bench.END}\nafter\n"
-    readme.write_text("no markers\n")
+def test_docs_section_is_rewritten_between_the_markers_only(bench, tmp_path):
+    page = tmp_path / "performance.md"
+    page.write_text(f"# head\n\nbefore\n{bench.BEGIN}\nold figures\n{bench.END}\nafter\n")
+    bench.rewrite_docs(page, "new figures\n")
+    assert page.read_text() == f"# head\n\nbefore\n{bench.BEGIN}\nnew figures\n{bench.END}\nafter\n"
+    page.write_text("no markers\n")
     with pytest.raises(SystemExit, match="needs one line"):
-        bench.rewrite_readme(readme, "new figures\n")
-    assert readme.read_text() == "no markers\n"  # refused: nothing written
+        bench.rewrite_docs(page, "new figures\n")
+    assert page.read_text() == "no markers\n"  # refused: nothing written
+
+
+def test_write_docs_and_its_old_name_readme_write_to_docs_performance(bench):
+    """`--write-docs` (and `--readme`, its old name) rewrite the script's section of docs/performance.md,
+    which holds each writing script's markers once."""
+    import argparse
+
+    import peers
+
+    assert peers.PERFORMANCE == ROOT / "docs" / "performance.md"
+    parser = argparse.ArgumentParser()
+    peers.add_write_docs_option(parser)
+    assert parser.parse_args(["--readme"]).write_docs and parser.parse_args(["--write-docs"]).write_docs
+    assert not parser.parse_args([]).write_docs
+    text = peers.PERFORMANCE.read_text()
+    scripts = sorted((ROOT / "bench").glob("*.py"))
+    writers = [p.name for p in scripts if "add_write_docs_option(parser)" in p.read_text()]
+    assert writers == ["banking77_speed.py", "demo_speed.py", "eval_speed.py", "fusion_speed.py", "spark_scale.py"]
+    for script in writers:
+        begin, end = peers.markers(script)
+        assert text.count(begin) == text.count(end) == 1 and text.index(begin) < text.index(end), script
+        assert begin not in (ROOT / "README.md").read_text(), script
 
 
 def test_disk_is_measured_for_folders_globs_and_files(bench, tmp_path):

@@ -1,6 +1,7 @@
 """The Markdown docs (README.md and docs/*.md) against the checkout: every relative link leads to a file (and
 an anchor to a heading of it); every `rankhouse ...` command of a code block is a command of the CLI; every
-study page names its protocol, and each model its protocol's stages select by name."""
+study page names its protocol, and each model its protocol's stages select by name, and holds its own
+results; the README stays a front door (short, linking every page, every study's results among them)."""
 
 from __future__ import annotations
 
@@ -70,10 +71,10 @@ def test_a_study_page_names_its_protocol_and_its_stages_models(page):
                 assert f"`{item.strip('+')}`" in text, f"{page}: {item}"
 
 
-def test_the_readme_lists_every_model_that_cannot_match_on_spark():
+def test_the_spark_page_lists_every_model_that_cannot_match_on_spark():
     from rankhouse.warehouse.dag import Project
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "spark.md").read_text()
     table = text[text.index("| model | columns, within | why |") :].split("\n\n", 1)[0]
     listed = {line.split("|")[1].strip() for line in table.splitlines()[2:]}
     exempt = {name for name, model in Project.load().models.items() if model.tolerances}
@@ -81,3 +82,35 @@ def test_the_readme_lists_every_model_that_cannot_match_on_spark():
     for name in listed:  # each column the header names is in its row
         row = next(line for line in table.splitlines() if line.startswith(f"| {name} |"))
         assert all(column in row for column in Project.load().models[name].tolerances)
+
+
+README_LINES = 250  # the README is a front door: what it is, install, a tour, the studies; the rest is in docs/
+
+
+def test_the_readme_is_a_front_door_that_links_every_page_and_every_studys_results():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < README_LINES
+    links = set(LINK.findall(text))
+    targets = {link.partition("#")[0] for link in links}
+    pages = {f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md")}
+    assert {"docs/performance.md", "docs/spark.md"} <= targets
+    assert pages - targets == set(), "docs pages the README does not link"
+    for page in STUDY_PAGES:  # each study's row links its page's results
+        assert f"docs/{page}#results-as-they-came-out" in links, page
+    assert "make demo" in text and "make test" in text
+
+
+@pytest.mark.parametrize("page", sorted(STUDY_PAGES), ids=str)
+def test_a_study_page_holds_its_results_and_does_not_send_the_reader_to_the_readme(page):
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    assert "results-as-they-came-out" in anchors(text), page
+    assert "README" not in text, page
+
+
+def test_the_bench_tables_are_on_the_performance_page_and_not_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    found = set(re.findall(r"<!-- bench/(\w+\.py): begin -->", performance))
+    assert found == {"eval_speed.py", "fusion_speed.py", "banking77_speed.py", "demo_speed.py", "spark_scale.py"}
+    assert "<!-- bench/" not in readme
+    assert "[docs/performance.md](docs/performance.md)" in readme[readme.index("## Speed") :]

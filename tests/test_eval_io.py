@@ -295,7 +295,7 @@ def test_the_judged_query_check_reads_the_lines_of_a_run_without_blocks(tmp_path
 
 def test_evaluating_plain_files_never_imports_pandas(tmp_path):
     """The loaders build and read Arrow arrays through their buffers: pa.array and to_numpy import pandas
-    on their first call, 0.2 s of every eval before (the fast reader's line numbers, the query blocks)."""
+    on their first call, time every eval spent before (the fast reader's line numbers, the query blocks)."""
     code = (
         "import sys\n"
         "from rankhouse.evaluation import evaluate\n"

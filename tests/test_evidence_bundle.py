@@ -304,7 +304,7 @@ BAD = [
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     """One in-memory warehouse with the good bundle `tiny` loaded, vectors included, shared by the rule
-    tests (each checks that it leaves the warehouse as it found it; one warehouse per test took 15 s)."""
+    tests (each checks that it leaves the warehouse as it found it; one warehouse per test was slow)."""
     folder = tmp_path_factory.mktemp("loaded") / "tiny"
     with Warehouse(":memory:") as warehouse:
         load_bundle(warehouse, write_bundle(folder, {**GOOD, "vectors.parquet": GOOD_VECTORS}))

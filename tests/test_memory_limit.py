@@ -95,7 +95,7 @@ def test_the_array_aggregates_are_held_to_a_third_of_the_limit(limit, bits):
 
 def test_a_throw_away_warehouse_never_checkpoints_on_its_own(tmp_path):
     """An in-memory warehouse is never written out: its checkpoint threshold is out of reach (an automatic
-    checkpoint only recompressed its tables, 1.5-1.9 s of `rankhouse eval` at 20M lines); a file keeps DuckDB's."""
+    checkpoint only recompressed its tables, time for nothing: docs/performance.md); a file keeps DuckDB's."""
     from rankhouse.warehouse.connection import NO_AUTOMATIC_CHECKPOINT
 
     fresh = duckdb.connect()

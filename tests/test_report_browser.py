@@ -5,9 +5,9 @@ overflows the window, and that the page asked for nothing beyond its file (the n
 with an outside reference and an empty figure shows that the checks catch both.
 
 Skipped when Chromium is not on PATH (`make test` says so; .ci/run installs Debian's `chromium`). With
-RANKHOUSE_REPORT_SCREENSHOTS=DIR the screenshots of the README's kinds (README_SHOTS) are also copied there
-as report-<kind>.png: `RANKHOUSE_REPORT_SCREENSHOTS=docs/img pytest tests/test_report_browser.py` makes the
-README's pictures."""
+RANKHOUSE_REPORT_SCREENSHOTS=DIR the screenshots of the kinds docs/studies.md shows (DOCS_SHOTS) are also
+copied there as report-<kind>.png: `RANKHOUSE_REPORT_SCREENSHOTS=docs/img pytest tests/test_report_browser.py`
+makes the pictures of docs/studies.md ("Reports")."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from test_report import SVG
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium is not on PATH: the browser test is skipped")
 WIDTH, HEIGHT = 1280, 1400
-README_SHOTS = ("retrieval", "fusion", "lanes")
+DOCS_SHOTS = ("retrieval", "fusion", "lanes")
 
 
 def problems(page: Path, folder: Path, name: str | None) -> list[str]:
     """What is wrong with a rendered report, as sentences (none: it rendered as it should); the screenshot of
-    one of README_SHOTS is kept as report-<name>.png when RANKHOUSE_REPORT_SCREENSHOTS says where."""
+    one of DOCS_SHOTS is kept as report-<name>.png when RANKHOUSE_REPORT_SCREENSHOTS says where."""
     html = page.read_text()
     rendered = render(page, folder, WIDTH, HEIGHT)
     m = rendered.measured
@@ -56,7 +56,7 @@ def problems(page: Path, folder: Path, name: str | None) -> list[str]:
     data = rendered.screenshot.read_bytes()
     if data[:8] != b"\x89PNG\r\n\x1a\n" or struct.unpack(">II", data[16:24]) != (WIDTH, HEIGHT) or len(data) < 20_000:
         found.append(f"screenshot of {len(data)} bytes")
-    elif name in README_SHOTS and (target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS")):
+    elif name in DOCS_SHOTS and (target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS")):
         Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(rendered.screenshot, Path(target) / f"report-{name}.png")
     return found

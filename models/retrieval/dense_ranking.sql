@@ -8,5 +8,6 @@
 --   of BANKING77 are computed once: the runs are its first documents (retrieval_runs), evaluate
 --   finds the judged documents' ranks in it (judged_ranking), and a freeze identifies it by its
 --   fingerprint and row digest. One corpus (the parameter) per table, so the corpus is no column
---   (retrieval_rankings names it): a constant text column of 30.8M rows took 1-2 s to write.
+--   (retrieval_rankings names it): a constant text column of 30.8M rows costs time to write
+--   (docs/performance.md).
 {{ full_ranking("models.dense_scores") }}

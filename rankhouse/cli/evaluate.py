@@ -31,7 +31,7 @@ from rankhouse.warehouse.memory import MEMORY_LIMIT_VARIABLE, memory_limit
 
 # DuckDB's memory for the demo unless $RANKHOUSE_MEMORY_LIMIT says otherwise: BANKING77's evaluation
 # (two full rankings of 30.8M pairs) then spills instead of growing, and the whole demo, encoder
-# included, stays under 2 GB (issue 18: 1.78 GB measured, 2.2 GB at DuckDB's default, for 1-2 s more).
+# included, stays under 2 GB (issue 18; as measured: docs/performance.md).
 DEMO_MEMORY_LIMIT = "1500MB"
 
 

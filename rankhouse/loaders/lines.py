@@ -302,8 +302,8 @@ def plain_separator(data: bytes) -> str | None:
 
 
 def newlines(data: bytes) -> int:
-    r"""How many newlines `data` holds: numpy's comparison counts three times faster than bytes.count
-    (0.04 s instead of 0.11 s in a 311 MB run).
+    r"""How many newlines `data` holds: numpy's comparison counts faster than bytes.count
+    (docs/performance.md).
 
     >>> newlines(b"a\nb\n"), newlines(b"")
     (2, 0)
@@ -346,8 +346,8 @@ def int64_array(numbers: np.ndarray) -> pa.Array:
 
 def numpy_array(numbers: np.ndarray) -> pa.Array:
     """An Arrow array over a one-dimensional numpy array's buffer, of its number type: not pa.array or
-    pa.table, whose first call imports pandas (0.2-0.4 s, some 4% of `rankhouse eval` on a 10,000-query
-    run).
+    pa.table, whose first call imports pandas (a noticeable share of a `rankhouse eval`:
+    docs/performance.md).
 
     >>> numpy_array(np.array([3, 1], dtype=np.int32)).to_pylist()
     [3, 1]

@@ -121,7 +121,7 @@ def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 # Arrow arrays from Python values and back, through their buffers: pa.array and to_numpy import pandas
-# on their first call (0.2 s, on the way of every run's load).
+# on their first call, on the way of every run's load (docs/performance.md).
 
 
 def _strings(values: Iterable[str]) -> pa.Array:
@@ -143,7 +143,7 @@ NUMPY_TYPES = {pa.float64(): np.float64, pa.int32(): np.int32, pa.int64(): np.in
 
 def _numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A float64, int32, int64 or boolean array without nulls as a numpy array, read from its buffers:
-    not to_numpy, whose first call imports pandas (0.2 s, on the way of every run's first chunk).
+    not to_numpy, whose first call imports pandas (on the way of every run's first chunk).
 
     >>> _numbers(pa.chunked_array([[1.5], [2.5]])), _numbers(pa.array([True, False, True]).slice(1))
     (array([1.5, 2.5]), array([False,  True]))

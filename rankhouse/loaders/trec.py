@@ -29,7 +29,7 @@ run_ranking need not sort them.
 
 Memory: a plain file (not `-`, not gzip) is parsed as it is read: its bytes go through the scan, which
 hashes them, into Arrow, two chunks at a time, so a run of any size is never held whole in Python
-(100M lines, 3.1 GB, load in DuckDB's memory alone). Standard input and gzip files are read whole
+(a run loads in DuckDB's memory alone: docs/performance.md). Standard input and gzip files are read whole
 first (sources.read_input), then parsed the same way; the general reader always reads the file whole.
 Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would expand
 `*`, `?` and `[...]` in it as a glob.
@@ -267,7 +267,7 @@ def _insert_simple(
         if first is not None:
             # One INSERT over a stream of the chunks (unregistered by _load_simple). Not a view registered
             # per chunk: inside the transaction DuckDB keeps each replaced view, and its Arrow table, until
-            # the commit, so a 100M-line run held 4 GB of Arrow buffers beyond memory_limit.
+            # the commit, so a large run held gigabytes of Arrow buffers beyond memory_limit.
             batches = itertools.chain(first.to_batches(), (batch for chunk in tables for batch in chunk.to_batches()))
             wh.con.register(FAST_FIELDS, pa.RecordBatchReader.from_batches(first.schema, batches))
             try:

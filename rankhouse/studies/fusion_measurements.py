@@ -48,7 +48,8 @@ HEADLINES = {
 SEED_TASKS = (
     "The seed's success condition averages over its 22 benchmark tasks, which are not available here; the "
     "tasks this machine has replace them, one fusion study each (success_tasks): this study contributes its "
-    "task's delta, and the condition is the mean of the declared tasks' deltas (README, Fusion)."
+    "task's delta, and the condition is the mean of the declared tasks' deltas "
+    "(docs/fusion.md#results-as-they-came-out)."
 )
 
 

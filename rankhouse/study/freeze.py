@@ -15,8 +15,8 @@ Canonical export of a table (what its SHA-256 is taken over), so that anyone can
   hashes each chunk as it streams out). An empty table has one empty chunk.
 Row digest (`quick` in a freeze's table entry), taken with the canonical SHA-256 when a table is frozen:
 the SHA-256 of the column names and types, the row count, and the exact sum and the bitwise xor of
-DuckDB's 64-bit hash of every row (one scan, no sort: 0.4 s for the 30.8M-row resample plan, whose
-canonical export takes 5.8 s). Verifying a freeze (study status, evaluate, a query's labels)
+DuckDB's 64-bit hash of every row (one scan, no sort: a fraction of the canonical export's time, as
+measured in docs/performance.md). Verifying a freeze (study status, evaluate, a query's labels)
 takes the row digest again: the same digest, from the DuckDB version that took it, means the rows the
 canonical SHA-256 was taken over; any other digest (or another DuckDB version, whose hash may differ)
 takes the canonical export again, which decides. `--full` takes the canonical export of every table.
@@ -129,9 +129,8 @@ def table_digest(
             return found
     order = ", ".join([*(f'"{g}"' for g in grain), *(f'"{name}"' for name, _ in columns)])
     # DuckDB sorts the rows on their own values, then writes each line as the sorted rows stream out;
-    # Python hashes the lines' bytes as Arrow holds them. The 30.8M-row resample plan (were it not
-    # stored in order): 3.6 GB peak and 13 s of CPU when the lines' text was sorted and each line became
-    # a Python string, 1.2 GB and 10 s now.
+    # Python hashes the lines' bytes as Arrow holds them: a third of the memory of sorting the lines'
+    # text and making each line a Python string (docs/performance.md).
     sorted_rows = f"SELECT * FROM {table} ORDER BY {order} NULLS LAST"
     lines = wh.con.sql(f"SELECT {line} FROM ({sorted_rows}) AS rh_sorted")
     return canonical_sha256(lines.to_arrow_reader(CHUNK))

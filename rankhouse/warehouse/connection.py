@@ -169,7 +169,7 @@ class Warehouse:
         con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
         if self.layout.in_memory:
             # A throw-away warehouse is never written out: DuckDB's automatic checkpoints would only
-            # recompress its tables in memory (1.5-1.9 s of `rankhouse eval` at 20M run lines, no lower peak)
+            # recompress its tables in memory, time for no lower peak (docs/performance.md)
             con.execute(f"SET checkpoint_threshold = '{NO_AUTOMATIC_CHECKPOINT}'")
         self._limit_memory(con)
         self._forbid_files()

@@ -47,7 +47,7 @@ def reserve_memory(heap_bytes: int) -> None:
     """A local engine in this process (Spark's driver JVM, `local[*]`) takes `heap_bytes` of heap and some
     more: until release_memory, a warehouse opened without $RANKHOUSE_MEMORY_LIMIT gets DuckDB's default
     share (80%) of the physical memory that is left, not of all of it, so that the two do not together
-    outgrow the machine (at 100M run lines DuckDB's 80% and a 4 GB driver did, on 23.5 GB).
+    outgrow the machine (as they did at 100M run lines: docs/performance.md).
 
     Example: reserve_memory(4 << 30); Warehouse(":memory:")  # memory_limit 80% of (RAM - 5 GiB)
     """
@@ -97,9 +97,8 @@ def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
 def array_aggregate_settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """The settings a statement that sums into arrays runs under: perfect_ht_threshold raised to
     perfect_hash_bits(), and memory_limit lowered by the arrays' share (ARRAY_SHARE), since DuckDB
-    allocates them outside its limit. BANKING77's BM25 ranking under the demo's 1500MB peaked at 2,051 MB
-    with the whole limit left to DuckDB's buffers, 1,516 MB with these settings (7.5 s, 8.1 s;
-    2026-12-04).
+    allocates them outside its limit (BANKING77's BM25 ranking under the demo's limit, with and without
+    these settings: docs/performance.md).
 
     >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '1500MB'")
     >>> array_aggregate_settings(con)
@@ -116,9 +115,9 @@ def perfect_hash_bits(con: duckdb.DuckDBPyConnection, share_of_limit: float = AR
     (sql/macros/bm25.sql). DuckDB allocates a part's array whole, once per thread and once more for their
     merge, whatever the number of groups, and outside its memory_limit: so these arrays together are held
     to a share of that limit (ARRAY_SHARE, a third; a part's fit from about 1GB up; under a smaller
-    RANKHOUSE_MEMORY_LIMIT BM25 sums in DuckDB's hash table, which spills, instead). A GROUP BY of 1,000
-    rows over BANKING77's ids takes 1.6 s with the array, 1.5 ms without, so only statements that compute
-    a model marked `aggregate: array` get it (array_aggregates).
+    RANKHOUSE_MEMORY_LIMIT BM25 sums in DuckDB's hash table, which spills, instead). A small GROUP BY over
+    BANKING77's ids takes a thousand times longer with the array than without (docs/performance.md), so
+    only statements that compute a model marked `aggregate: array` get it (array_aggregates).
 
     >>> con = duckdb.connect(); _ = con.execute("SET threads = 2; SET memory_limit = '2GB'")
     >>> perfect_hash_bits(con)  # 1.86 GiB / 3 over 3 arrays of 17-byte entries: 13.1M entries

@@ -32,8 +32,7 @@ CAST(round(
     `parts`), each its own join and GROUP BY, over pair numbers of its own, (key // parts) * documents +
     doc_row: DuckDB runs a join over tables this small on one thread and the parts on as many, and a
     part's numbers span 1/parts of the range, so its array is that much smaller (BANKING77's 30.8M sums
-    under the demo's 1500MB: 8.5 s in one part, in a hash table; 1.8-2.6 s in eight, in arrays;
-    2026-12-04). -#}
+    then fit in arrays under the demo's memory limit; as measured: docs/performance.md). -#}
 {% macro bm25_sums(query_terms, queries, key, corpus, documents=none, parts=1) -%}
 WITH collection AS (
     SELECT documents FROM models.bm25_collection WHERE corpus = {{ corpus | literal }}

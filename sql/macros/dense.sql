@@ -4,11 +4,10 @@
     (models.query_vectors, models.document_vectors). `documents`, when given, is a relation of (corpus,
     doc_row): only those documents are scored (a null panel), else every document of the corpus. DuckDB
     only: FLOAT[384] vectors. The products are list_inner_product's over the vectors as FLOAT[] lists: the
-    same float32 sums as array_inner_product's, bit for bit (all 30.8M BANKING77 pairs compared), in
-    three quarters of the time. DuckDB computes a cross join's products on one thread (its input, a few
-    thousand query rows, is one scan task), so the queries go in `parts` by row number, each part a
-    pipeline of its own, and the parts run on as many threads: BANKING77's 30.8M products took 11.2 s in
-    one part, 6.6-6.8 s in two, four or eight on 2 cores (2026-12-04); the same rows. -#}
+    same float32 sums as array_inner_product's, bit for bit (all 30.8M BANKING77 pairs compared), and
+    faster. DuckDB computes a cross join's products on one thread (its input, a few thousand query rows,
+    is one scan task), so the queries go in `parts` by row number, each part a pipeline of its own, and the
+    parts run on as many threads; the same rows (both as measured: docs/performance.md). -#}
 {% macro cosines(corpus, documents=none, parts=4) -%}
 WITH documents AS (
     SELECT d.corpus, d.doc_row, v.vector
