@@ -11,6 +11,15 @@ class RankhouseError(Exception):
     """Base class for every error rankhouse reports to its user."""
 
 
+class ScoringStopped(RankhouseError):
+    """A passage scorer stopped before every pair had its score: `scores` holds the answered ones (NaN for
+    the others), which the caller keeps (the cache) so that a rerun asks only for the rest."""
+
+    def __init__(self, message: str, scores: object) -> None:
+        super().__init__(message)
+        self.scores = scores
+
+
 class InputError(RankhouseError):
     """A file that breaks a rule: names the file, the line and the rule."""
 

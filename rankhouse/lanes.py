@@ -26,7 +26,7 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, ScoringStopped
 from rankhouse.loaders.sources import loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 
@@ -209,6 +209,34 @@ def scores_sha256(rows: Sequence[tuple]) -> str:
     return digest.hexdigest()
 
 
+def _computed(misses: list[tuple], scores: object) -> pa.Table:
+    """The scored pairs of `misses` (topic, unit, doc_id, chunk, texts, texts' SHA-256) with their scores."""
+    return pa.table({
+        "topic": [m[0] for m in misses], "unit": [m[1] for m in misses], "doc_id": [m[2] for m in misses],
+        "chunk": pa.array([m[3] for m in misses], pa.int32()), "score": pa.array(scores, pa.float64()),
+        "unit_sha256": [m[6] for m in misses], "chunk_sha256": [m[7] for m in misses],
+    })  # fmt: skip
+
+
+def _insert_cache(wh: Warehouse, name: str, fingerprint: str | None) -> None:
+    """Add rh_computed's scores to the scorer's cache."""
+    wh.sql(
+        "INSERT INTO raw.passage_score_cache SELECT ?, topic, unit, doc_id, chunk, score, unit_sha256, "
+        "chunk_sha256, ?, NULL FROM rh_computed",
+        [name, fingerprint],
+    )
+
+
+def _cache_scores(wh: Warehouse, name: str, fingerprint: str | None, misses: list[tuple], scores: np.ndarray) -> None:
+    """The answered pairs (finite scores) of a scorer that stopped, into its cache."""
+    answered = [i for i, score in enumerate(scores) if np.isfinite(score)]
+    if not answered:
+        return
+    table = _computed([misses[i] for i in answered], scores[answered])
+    with wh.registered("rh_computed", table), wh.transaction():
+        _insert_cache(wh, name, fingerprint)
+
+
 @writes_inputs
 def score_passages(
     wh: Warehouse, corpus: str, scorer: str | PassageScorer = MiniLMCosine.name, progress: Progress | None = None
@@ -242,23 +270,18 @@ def score_passages(
             )
         scored = Scored(np.zeros(0), 0, 0)
         if misses:
-            scored = implementation.score(wh, [m[4] for m in misses], [m[5] for m in misses], progress)
+            try:
+                scored = implementation.score(wh, [m[4] for m in misses], [m[5] for m in misses], progress)
+            except ScoringStopped as stopped:  # keep what was answered: a rerun asks only for the rest
+                _cache_scores(wh, name, fingerprint, misses, np.asarray(stopped.scores, dtype=np.float64))
+                raise
             scores = np.asarray(scored.scores, dtype=np.float64)
             if scores.shape != (len(misses),) or not np.isfinite(scores).all():
                 raise RankhouseError(f"scorer {name!r} must give one finite score per passage ({len(misses):,})")
-        computed = pa.table({
-            "topic": [m[0] for m in misses], "unit": [m[1] for m in misses], "doc_id": [m[2] for m in misses],
-            "chunk": pa.array([m[3] for m in misses], pa.int32()), "score": pa.array(scored.scores, pa.float64()),
-            "unit_sha256": [m[6] for m in misses], "chunk_sha256": [m[7] for m in misses],
-        })  # fmt: skip
-        registered.enter_context(wh.registered("rh_computed", computed))
+        registered.enter_context(wh.registered("rh_computed", _computed(misses, scored.scores)))
         scored_at = datetime.now()
         with wh.transaction():
-            wh.sql(
-                "INSERT INTO raw.passage_score_cache SELECT ?, topic, unit, doc_id, chunk, score, unit_sha256, "
-                "chunk_sha256, ?, NULL FROM rh_computed",
-                [name, fingerprint],
-            )
+            _insert_cache(wh, name, fingerprint)
             wh.sql(
                 "CREATE OR REPLACE TEMP TABLE rh_passage_used AS "
                 "SELECT topic, unit, doc_id, chunk, score FROM rh_passage_hits "

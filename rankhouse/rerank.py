@@ -19,7 +19,8 @@ and the limits of the extraction provider (rankhouse/extraction/settings.py) und
 CONCURRENCY (8 requests in flight), RATE (15 starts per second), RETRIES (5), TIMEOUT (60 s), BACKOFF (0.5 s,
 doubled per failure, at least a Retry-After the server asks for). A request that failed every attempt, 20
 failed attempts in a row, or HTTP 401/403 stop the scoring with an error that says how many requests were
-answered (every attempt is in the receipts; nothing is written to the cache, so a rerun asks again).
+answered (every attempt is in the receipts; the answered scores are written to the cache, so a rerun asks
+only for the rest).
 
 Request: {"model": M, "query": unit text, "documents": [chunk texts], "top_n": n, "return_documents": false}.
 Response: {"results": [{"index": i, "relevance_score": s}, ...]} (Cohere, Jina, vLLM) or a list
@@ -48,7 +49,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import RankhouseError, ScoringStopped
 from rankhouse.extraction.http import post_json
 from rankhouse.extraction.scheduler import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, backoff
 from rankhouse.extraction.settings import Settings
@@ -286,6 +287,9 @@ class HttpRerank(PassageScorer):
                         not_before = self.clock() + backoff(settings, tried[req.number], attempt.retry_after)
                         heapq.heappush(retries, (not_before, sequence, req))
         if stopped is not None:
-            raise RankhouseError(f"http-rerank stopped: {stopped} ({done_requests:,} of {total:,} requests answered; "
-                                 "every attempt is in raw.extraction_calls)")  # fmt: skip
+            raise ScoringStopped(
+                f"http-rerank stopped: {stopped} ({done_requests:,} of {total:,} requests answered and kept in the "
+                "passage score cache, so a rerun asks only for the rest; every attempt is in raw.extraction_calls)",
+                scores,
+            )
         return Scored(scores, len(units), done_requests)

@@ -9,6 +9,7 @@ import hashlib
 import json
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -191,9 +192,8 @@ def test_the_fingerprint_is_the_model_and_revision_and_the_environment_is_checke
     assert Settings.from_env({"RANKHOUSE_RERANK_CONCURRENCY": "2"}, prefix="RANKHOUSE_RERANK_").concurrency == 2
 
 
-def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
-    """The lanes fixture's candidates scored through the loopback reranker, then again from the cache."""
-    from rankhouse.lanes import score_passages
+def lanes_candidates(wh: Warehouse) -> None:
+    """The lanes fixture's candidates and chunks (+lane_chunks) in `wh`."""
     from rankhouse.loaders import load_documents
     from rankhouse.loaders.lanes import load_lane_runs, load_narratives
     from rankhouse.paths import STUDIES_DIR
@@ -205,12 +205,40 @@ def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
     params = {**Protocol.load(STUDIES_DIR / "lanes_banking77.toml").parameters,
               "corpus": "tiny_lanes", "lane_source": "runs", "lane_set": "fixture", "lane_depth": 5}  # fmt: skip
     params = {k: v for k, v in params.items() if k not in ("rankings", "judgments", "measures")}
+    load_documents(wh, folder / "documents.csv", "tiny_lanes")
+    load_narratives(wh, folder / "narratives.toml", "tiny_lanes")
+    load_lane_runs(wh, folder / "lanes.run", "fixture")
+    project = Project.load(params=params)
+    Runner(wh, project, params).run(project.select("+lane_chunks"))
+
+
+def test_a_stopped_scoring_keeps_what_was_answered_so_a_rerun_asks_only_for_the_rest(server):
+    from rankhouse.errors import ScoringStopped
+    from rankhouse.lanes import score_passages
+
     with Warehouse(":memory:") as wh:
-        load_documents(wh, folder / "documents.csv", "tiny_lanes")
-        load_narratives(wh, folder / "narratives.toml", "tiny_lanes")
-        load_lane_runs(wh, folder / "lanes.run", "fixture")
-        project = Project.load(params=params)
-        Runner(wh, project, params).run(project.select("+lane_chunks"))
+        lanes_candidates(wh)
+        topics = wh.sql("SELECT DISTINCT u.text FROM raw.lane_units AS u ORDER BY 1")
+        server.faults[topics[0][0]] = ["401"] * 50  # every request of one unit refused: the scoring stops
+        with pytest.raises(ScoringStopped, match="kept in the passage score cache"):
+            score_passages(wh, "tiny_lanes", scorer(server.url, batch=4, settings=replace(FAST, concurrency=1)))
+        answered = [e for e in server.log if e["fault"] is None]
+        cached = wh.sql("SELECT count(*) FROM raw.passage_score_cache")[0][0]
+        assert cached == sum(len(e["body"]["documents"]) for e in answered) > 0  # each answered score, once
+        server.faults.clear()
+        before = len(server.log)
+        done = score_passages(wh, "tiny_lanes", scorer(server.url, batch=4))
+        assert done.cache_hits == cached and done.cache_misses == done.requested - cached > 0
+        asked = server.log[before:]
+        assert sum(len(e["body"]["documents"]) for e in asked) == done.cache_misses  # only the rest
+
+
+def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
+    """The lanes fixture's candidates scored through the loopback reranker, then again from the cache."""
+    from rankhouse.lanes import score_passages
+
+    with Warehouse(":memory:") as wh:
+        lanes_candidates(wh)
         first = score_passages(wh, "tiny_lanes", scorer(server.url, batch=4))
         requests = len(server.log)
         assert first.cache_misses == first.requested > 0 and requests > 0
