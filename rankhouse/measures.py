@@ -136,6 +136,12 @@ FAMILIES = {
                "(trec_eval unj)", "measure_judged"),
         Family("relstring", "optional", "text", "the grades of the first k documents (10 by default) as characters, "
                "per query only (trec_eval relstring)", "measure_relstring"),
+        Family("dcg", "none", "mean", "DCG: gain / log2(rank + 1) summed over the ranking, with nDCG's gains "
+               "(trec_eval dcg)", "measure_dcg", ("gains",)),
+        Family("ideal_dcg", "none", "mean", "the DCG of the ideal ranking, nDCG's denominator (trec_eval ideal_dcg)",
+               "measure_dcg", ("gains",)),
+        Family("yaap", "none", "mean", "yet another AP (Robertson 2012): ln((1 + S) / (1 + R - S)), S the sum of "
+               "the precisions at the relevant documents retrieved (trec_eval yaap)", "measure_yaap"),
         # trec_eval -R qrels_jg: a measure against each judgment group's qrels, averaged over a topic's groups
         Family("map_avgjg", "none", "mean", "AP against each judgment group's qrels, averaged over the topic's groups "
                "(trec_eval map_avgjg)", "measure_avgjg", judgments="qrels_jg"),
@@ -204,7 +210,8 @@ TREC_NAMES: dict[str, tuple[str, str | None]] = {
     "set_P": ("SetP", None), "set_relative_P": ("SetP", None), "set_recall": ("SetR", None),
     "set_map": ("SetAP", None), "set_F": ("SetF", None), "num_nonrel_judged_ret": ("num_nonrel_judged_ret", None),
     "rbp": ("RBP", None), "rbp_resid": ("rbp_resid", None), "unj": ("unj", "5,10,20"),
-    "relstring": ("relstring", None), "map_avgjg": ("map_avgjg", None), "P_avgjg": ("P_avgjg", DEPTHS),
+    "relstring": ("relstring", None), "dcg": ("dcg", None), "ideal_dcg": ("ideal_dcg", None),
+    "yaap": ("yaap", None), "map_avgjg": ("map_avgjg", None), "P_avgjg": ("P_avgjg", DEPTHS),
     "Rprec_mult_avgjg": ("Rprec_mult_avgjg", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0"),
     **{name: (name, None) for name, _, _ in PREFERENCE_FAMILIES},
 }  # fmt: skip
@@ -217,6 +224,7 @@ TREC_PARAMETERS = {
     "Rprec_mult": "levels", "Rprec_mult_avgjg": "levels",
     "utility": "values", "11pt_avg": "values", "set_F": "values", "relstring": "values",
     "ndcg": "pairs", "G": "pairs", "ndcg_rel": "pairs", "Rndcg": "pairs", "rbp": "pairs", "rbp_resid": "pairs",
+    "dcg": "pairs", "ideal_dcg": "pairs",
 }  # fmt: skip
 TREC_FIXED = {"set_relative_P": {"relative": True}, "rbp": {"p": 0.9}, "rbp_resid": {"p": 0.9}}
 # trec_eval's groups (-m official, all_trec, set), in the order trec_eval prints their measures

@@ -3,15 +3,16 @@
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
--- parameters: study = "eval", measures = ["AP", "nDCG", "nDCG@10", "P@10", "R@100", "RR", "Rprec", "Bpref", "Success@10", "NumRet", "NumRel", "NumRelRet", "NumQ"]
+-- parameters: study = "eval"
 -- description: map_avgjg, P_avgjg@k and Rprec_mult_avgjg@m (trec_eval -R qrels_jg): AP, P@k and
 --   Rprec_mult@m against each judgment group's qrels, averaged over the topic's groups: the sum of the
 --   group values over the number of groups, a group whose judged documents the system did not rank
 --   scoring 0 there, as in trec_eval. A topic's groups are the queries of the study's part
 --   `judgment_groups` (judgment_group_judgments: query_key the topic, query_id the topic and the group),
 --   whose values the measures' own models compute (measure_ap for map_avgjg, measure_precision for
---   P_avgjg, measure_rprec for Rprec_mult_avgjg); the topics are the study's own queries.
-{% set families = measures | measure_families %}
+--   P_avgjg, measure_rprec for Rprec_mult_avgjg); the topics are the study's own queries (for which those
+--   models also compute the three, against the topics' pooled judgments, judgment_group_topics: rows that
+--   nothing reads).
 {% set part = "judgment_group_judgments@judgment_groups" | source_study(study) %}
 WITH groups AS (
     SELECT DISTINCT query_key AS topic, query_id AS group_query
@@ -26,16 +27,11 @@ group_counts AS (
 ),
 
 group_values AS (
-    {%- set sources = (["measure_ap"] if "map_avgjg" in families else [])
-        + (["measure_precision"] if "P_avgjg" in families else [])
-        + (["measure_rprec"] if "Rprec_mult_avgjg" in families else []) %}
-    {%- for source in sources %}
-    {{ "UNION ALL " if not loop.first }}SELECT system, query, measure, value
-    FROM models.{{ source | identifier }}
-    WHERE study = {{ part | literal }}
-    {%- else %}
-    {{ no_rows({"system": "VARCHAR", "query": "VARCHAR", "measure": "VARCHAR", "value": "DOUBLE"}) | indent(4) }}
-    {%- endfor %}
+    SELECT system, query, measure, value FROM models.measure_ap WHERE study = {{ part | literal }}
+    UNION ALL
+    SELECT system, query, measure, value FROM models.measure_precision WHERE study = {{ part | literal }}
+    UNION ALL
+    SELECT system, query, measure, value FROM models.measure_rprec WHERE study = {{ part | literal }}
 )
 
 SELECT

@@ -27,7 +27,11 @@
 WITH requested AS (
     SELECT measure, family
     FROM models.measure_requests
-    WHERE family LIKE 'prefs\_%' ESCAPE '\'
+    WHERE family IN (
+        'prefs_num_prefs_poss', 'prefs_num_prefs_ful', 'prefs_num_prefs_ful_ret', 'prefs_simp', 'prefs_pair',
+        'prefs_avgjg', 'prefs_avgjg_Rnonrel', 'prefs_simp_ret', 'prefs_pair_ret', 'prefs_avgjg_ret',
+        'prefs_avgjg_Rnonrel_ret', 'prefs_simp_imp', 'prefs_pair_imp', 'prefs_avgjg_imp'
+    )
 ),
 
 -- each judgment group's documents, where the system placed them, numbered within the group's relevant or

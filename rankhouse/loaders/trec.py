@@ -660,7 +660,7 @@ def check_preferences(wh: Warehouse, path: str) -> None:
 
 def name_measures(wh: Warehouse, path: str) -> None:
     """Give each measure of a z-score file just loaded (labels.zscores) the canonical name of the measure
-    trec_eval prints under that name (NULL for none); two names of one measure for a query are refused."""
+    trec_eval prints under that name (NULL for none)."""
     from rankhouse.measures import canonical_of_label
 
     names = [row[0] for row in wh.sql("SELECT DISTINCT measure FROM labels.zscores ORDER BY measure")]
@@ -669,20 +669,6 @@ def name_measures(wh: Warehouse, path: str) -> None:
         wh.sql(
             "UPDATE labels.zscores AS z SET canonical = n.canonical "
             "FROM rh_zscore_names AS n WHERE n.measure = z.measure"
-        )
-    again = wh.sql(
-        """
-        SELECT z.line, z.measure, y.measure, y.line
-        FROM labels.zscores AS z
-        JOIN labels.zscores AS y ON y.qid = z.qid AND y.canonical = z.canonical AND y.line < z.line
-        ORDER BY z.line, y.line
-        LIMIT 1
-        """
-    )
-    if again:
-        line, name, first, first_line = again[0]
-        raise InputError(
-            path, line, "measure given twice for this query", f"{name} is {first}, first at line {first_line}"
         )
 
 
