@@ -4,6 +4,7 @@
 -- holds: labels
 -- grain: query, judgment_group, preferred, other
 -- audits: not_null(query, judgment_group, preferred, other); unique_grain
+-- dialect: duckdb: a recursive CTE with UNION, which stops where the closure is complete (Spark's take UNION ALL only, whose paths a group of many documents multiplies without end)
 -- description: The preferences of each judgment group of a query (trec_eval -R prefs, qrels_prefs): the
 --   document `preferred` to the document `other`. Within a sub-group, each document is preferred to every
 --   one with a lower rel_level; a group of several sub-groups prefers what they prefer together,
