@@ -38,7 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankhouse.errors import InputError, RankhouseError
-from rankhouse.loaders import LoadResult, load_qrels, load_run
+from rankhouse.loaders import (
+    LoadResult,
+    load_prefs,
+    load_qrels,
+    load_qrels_jg,
+    load_qrels_prefs,
+    load_run,
+    load_zscores,
+)
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import RunInput, one_stdin, run_inputs
 from rankhouse.measures import (
@@ -49,6 +57,7 @@ from rankhouse.measures import (
     SUMMARY_ONLY,
     TEXT,
     Measure,
+    check_judgments,
     format_value,
     parse_measures,
     text_models,
@@ -59,6 +68,23 @@ from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import DuckDBEngine, ModelRun, Runner
 
 MEASURE_TARGETS = "+run_measures"
+STUDY = "eval"  # the study `rankhouse eval` computes (the measure models' default `study`)
+# trec_eval's relevance formats (-R): the loader of each, the labels table it fills, the models'
+# parameters that evaluate it, and the measures measured without -m (trec_eval's group for the format).
+# Preferences: the queries are those with preferences (prefs_judgments). Judgment groups: the study's
+# queries are the topics (judgment_group_topics), and its part `judgment_groups` has a query per topic and
+# group (judgment_group_judgments), which the measures of judgment groups average (measure_avgjg).
+REL_FORMATS = {
+    "qrels": (load_qrels, "qrels", {}, "official"),
+    "qrels_jg": (load_qrels_jg, "qrels_jg", {
+        "judgments": "judgment_group_topics",
+        "rankings": ["run_ranking", "run_ranking@judgment_groups"],
+        "part_judgments": ["judgment_group_judgments@judgment_groups"],
+    }, "qrels_jg"),
+    "prefs": (load_prefs, "prefs", {"judgments": "prefs_judgments"}, "prefs"),
+    "qrels_prefs": (load_qrels_prefs, "prefs", {"judgments": "prefs_judgments"}, "prefs"),
+}  # fmt: skip
+ZSCORE_PREFIX = "Z"  # before a z-score's measure name, as trec_eval -Z prints it
 FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
 TABLE_FORMATS = ("markdown", "latex")  # a runs x measures table of the `all` rows: no per-query rows
 PLACES = 4  # trec_eval's digits after the point
@@ -74,7 +100,10 @@ class EvalOptions:
     `depth` is -M, the documents evaluated per query; 0 (the default) evaluates every retrieved document.
     (trec_eval's own -M 0 evaluates none, so the command line takes -M 1 and up only: cli/evaluate.py.)
     `score_precision` is how scores compare when a run is ranked: "double" as trec_eval 10.0, "float"
-    (32-bit) as trec_eval 9 and pytrec_eval (`--float-scores`).
+    (32-bit) as trec_eval 9 and pytrec_eval (`--float-scores`). `rel_format` is the relevance file's
+    format (-R: qrels, qrels_jg, prefs, qrels_prefs; REL_FORMATS) and `zscores` a z-score file (-Z): every
+    per-query value becomes (value - mean) / stddev, the mean and deviation the file gives its query and
+    measure (query_zscores), before the values are averaged.
     """
 
     relevance_level: int = 1  # -l
@@ -82,9 +111,12 @@ class EvalOptions:
     depth: int = 0  # -M; 0 = every retrieved document
     judged_only: bool = False  # -J
     score_precision: str = "double"  # --float-scores: "float"
+    rel_format: str = "qrels"  # -R
+    zscores: str | Path | None = None  # -Z
 
     def __post_init__(self) -> None:
-        """Refuse a depth that is not a whole number of at least 0, and an unknown score precision."""
+        """Refuse a depth that is not a whole number of at least 0, an unknown score precision and an
+        unknown relevance format."""
         if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
             raise RankhouseError(
                 f"depth must be a whole number of at least 0 (0: every retrieved document), not {self.depth!r}"
@@ -94,6 +126,7 @@ class EvalOptions:
                 'score_precision is "double" (trec_eval 10) or "float" (trec_eval 9 and pytrec_eval), '
                 f"not {self.score_precision!r}"
             )
+        check_judgments([], self.rel_format)
 
     def parameters(self) -> dict:
         return {
@@ -102,6 +135,8 @@ class EvalOptions:
             "depth": self.depth,
             "judged_only": self.judged_only,
             "score_precision": self.score_precision,
+            **REL_FORMATS[self.rel_format][2],
+            **({"zscores": True} if self.zscores is not None else {}),
         }
 
 
@@ -113,17 +148,30 @@ class EvalResult:
     runs: list[str]
     summary: dict[str, dict[str, float | str]]
     per_query: dict[str, dict[str, dict[str, float]]] | None = field(default_factory=dict)  # None: not read
+    zscores: bool = False  # values are z-scores (-Z): names start with Z, counts are not whole numbers
 
     def lines(self, per_query: bool = False, places: int = PLACES) -> list[str]:
         """trec_eval's output: `measure<TAB>query<TAB>value`, per query first with per_query, then `all`.
 
-        With more than one run, each line starts with the run id and a tab.
+        With more than one run, each line starts with the run id and a tab. Z-scores (-Z) as trec_eval
+        prints them: `Z` before the padded name, every value to `places` digits.
         """
         out = []
         for run, m, qid, value in self.rows(per_query):
-            line = f"{m.label:<22}\t{qid}\t{fixed(m, value, places)}"
+            name = f"{m.label:<22}"
+            if self.z_score(m):
+                name = ZSCORE_PREFIX + name
+            line = f"{name}\t{qid}\t{fixed(m, value, places, not self.z_score(m))}"
             out.append(f"{run}\t{line}" if len(self.runs) > 1 else line)
         return out
+
+    def z_score(self, measure: Measure) -> bool:
+        """Whether `measure`'s values are z-scores: all but runid and strings, with -Z."""
+        return self.zscores and measure.canonical != RUNID and measure.family not in TEXT
+
+    def name(self, measure: Measure) -> str:
+        """A measure's name in json, jsonl, csv and tables: its label, after `Z` for a z-score."""
+        return (ZSCORE_PREFIX if self.z_score(measure) else "") + measure.label
 
     def rows(self, per_query: bool = False) -> list[tuple[str, Measure, str, float | str]]:
         """(run, measure, query, value) in the output's order: run by run, each query's rows (ids sorted
@@ -145,7 +193,7 @@ class EvalResult:
         for run, m, qid, value in self.rows(per_query):
             entry = result.setdefault(run, {"all": {}, **({"per_query": {}} if per_query else {})})
             target = entry["all"] if qid == "all" else entry["per_query"].setdefault(qid, {})
-            target[m.label] = json_value(m, value, places)
+            target[self.name(m)] = json_value(m, value, places, not self.z_score(m))
         return result
 
     def render(self, output_format: str = "text", per_query: bool = False, places: int | None = None) -> str:
@@ -157,7 +205,15 @@ class EvalResult:
             return json.dumps(self.as_dict(per_query, places), indent=2) + "\n"
         if output_format == "jsonl":
             return "".join(
-                json.dumps({"run": run, "measure": m.label, "query": qid, "value": json_value(m, value, places)}) + "\n"
+                json.dumps(
+                    {
+                        "run": run,
+                        "measure": self.name(m),
+                        "query": qid,
+                        "value": json_value(m, value, places, not self.z_score(m)),
+                    }
+                )
+                + "\n"  # fmt: skip
                 for run, m, qid, value in self.rows(per_query)
             )
         if output_format == "csv":
@@ -165,7 +221,9 @@ class EvalResult:
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(["run", "measure", "query", "value"])
             for run, m, qid, value in self.rows(per_query):
-                writer.writerow([run, m.label, qid, exact(m, value) if places is None else fixed(m, value, places)])
+                whole = not self.z_score(m)
+                shown = exact(m, value, whole) if places is None else fixed(m, value, places, whole)
+                writer.writerow([run, self.name(m), qid, shown])
             return out.getvalue()
         return self._table(output_format, PLACES if places is None else places)
 
@@ -173,8 +231,11 @@ class EvalResult:
         """The runs x measures table of the `all` rows, in markdown or LaTeX (a per-query string, relstring,
         has none)."""
         shown = [m for m in self.measures if m.family not in TEXT]
-        header = ["run", *(m.label for m in shown)]
-        body = [[run, *(fixed(m, self.summary[run][m.label], places) for m in shown)] for run in self.runs]
+        header = ["run", *(self.name(m) for m in shown)]
+        body = [
+            [run, *(fixed(m, self.summary[run][m.label], places, not self.z_score(m)) for m in shown)]
+            for run in self.runs
+        ]
         if output_format == "markdown":
 
             def line(cells: Iterable[str]) -> str:
@@ -205,24 +266,26 @@ def check_output(output_format: str, per_query: bool = False, places: int | None
         raise RankhouseError(f"--places must be a whole number from 0 to {MAX_PLACES}, not {places!r}")
 
 
-def fixed(measure: Measure, value: float | str, places: int = PLACES) -> str:
-    """A value with `places` digits after the point; counts as whole numbers and strings as they are
-    (measures.format_value, which is this at 4 places)."""
-    if isinstance(value, str) or measure.family in COUNTS:
+def fixed(measure: Measure, value: float | str, places: int = PLACES, whole: bool = True) -> str:
+    """A value with `places` digits after the point; counts (with `whole`) as whole numbers and strings as
+    they are (measures.format_value, which is this at 4 places)."""
+    if isinstance(value, str) or (whole and measure.family in COUNTS):
         return format_value(measure, value)
     return f"{value:.{places}f}"
 
 
-def exact(measure: Measure, value: float | str) -> float | int | str:
-    """A value with every digit: counts as ints, strings as they are, others as the double."""
+def exact(measure: Measure, value: float | str, whole: bool = True) -> float | int | str:
+    """A value with every digit: counts (with `whole`) as ints, strings as they are, others as the double."""
     if isinstance(value, str):
         return value
-    return int(round(value)) if measure.family in COUNTS else float(value)
+    return int(round(value)) if whole and measure.family in COUNTS else float(value)
 
 
-def json_value(measure: Measure, value: float | str, places: int | None = None) -> float | int | str:
+def json_value(
+    measure: Measure, value: float | str, places: int | None = None, whole: bool = True
+) -> float | int | str:
     """A value for json and jsonl: exact, or rounded to `places` if given."""
-    value = exact(measure, value)
+    value = exact(measure, value, whole)
     return round(value, places) if places is not None and isinstance(value, float) else value
 
 
@@ -250,22 +313,28 @@ def compute_measures(
     return runner.run(project.select(" ".join(f"+{t}" for t in targets)), progress=progress)
 
 
-def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per_query: bool = True) -> EvalResult:
-    """Read run_measures back for the given runs, and query_measures too with `per_query` (a large run's
-    per-query rows cost more to read than its summary: `rankhouse eval` reads them only with -q)."""
+def read_results(
+    wh: Warehouse, run_ids: list[str], measures: list[Measure], per_query: bool = True, zscores: bool = False
+) -> EvalResult:
+    """Read run_measures back for the given runs (the study's own rows, not its parts'), and query_measures
+    too with `per_query` (a large run's per-query rows cost more to read than its summary: `rankhouse eval`
+    reads them only with -q), or with `zscores` their z-scores (query_zscores)."""
     by_canonical: dict[str, list[Measure]] = {}
     for m in measures:
         by_canonical.setdefault(m.canonical, []).append(m)
     summary: dict[str, dict[str, float | str]] = {run: {} for run in run_ids}
     per_query_values: dict[str, dict[str, dict[str, float]]] = {run: {} for run in run_ids}
     for run, measure, value in wh.sql(
-        "SELECT system, measure, value FROM models.run_measures WHERE subset = 'all' AND list_contains(?, system)",
-        [run_ids],
+        "SELECT system, measure, value FROM models.run_measures "
+        "WHERE study = ? AND subset = 'all' AND list_contains(?, system)",
+        [STUDY, run_ids],
     ):
         for m in by_canonical.get(measure, []):
             summary[run][m.label] = value
+    values = "query_zscores" if zscores else "query_measures"
     per_query_rows = wh.sql(
-        "SELECT system, query, measure, value FROM models.query_measures WHERE list_contains(?, system)", [run_ids]
+        f"SELECT system, query, measure, value FROM models.{values} WHERE study = ? AND list_contains(?, system)",
+        [STUDY, run_ids],
     ) if per_query else []  # fmt: skip
     for model in text_models(measures) if per_query else []:
         per_query_rows += wh.sql(
@@ -278,10 +347,10 @@ def read_results(wh: Warehouse, run_ids: list[str], measures: list[Measure], per
     for run in run_ids:
         for m in by_canonical.get(RUNID, []):
             summary[run][m.label] = run_tag(wh, run)
-    return EvalResult(measures, run_ids, summary, per_query_values if per_query else None)
+    return EvalResult(measures, run_ids, summary, per_query_values if per_query else None, zscores)
 
 
-def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
+def _require_judged_queries(wh: Warehouse, run_ids: list[str], labels: str = "qrels") -> None:
     """Without complete, a run none of whose queries has qrels has nothing to average: say so.
 
     A run's queries are read from raw.run_blocks (a row per query, whichever reader loaded the run: a
@@ -295,7 +364,7 @@ def _require_judged_queries(wh: Warehouse, run_ids: list[str]) -> None:
         if runs:
             unjudged += wh.sql(
                 f"SELECT run_id FROM {table} WHERE list_contains(?, run_id) GROUP BY run_id "
-                "HAVING count(*) FILTER (WHERE qid IN (SELECT qid FROM gate.qrels)) = 0",
+                f"HAVING count(*) FILTER (WHERE qid IN (SELECT qid FROM gate.{labels})) = 0",
                 [runs],
             )
     if unjudged:
@@ -321,21 +390,24 @@ def check_grades(wh: Warehouse, qrels: str | Path, measures: list[Measure]) -> N
 
 
 def load_inputs(
-    wh: Warehouse, qrels: str | Path, runs: Iterable[str | Path | RunInput]
+    wh: Warehouse, qrels: str | Path, runs: Iterable[str | Path | RunInput], options: EvalOptions = EvalOptions()
 ) -> tuple[list[LoadResult], list[str]]:
-    """Load `qrels` and `runs` (PATH, NAME=PATH or RunInput: loaders.trec.RunInput.parse) into `wh`:
-    (the loads, qrels first; the run names in order).
+    """Load `qrels` (in the options' rel_format, trec_eval -R) and `runs` (PATH, NAME=PATH or RunInput:
+    loaders.trec.RunInput.parse) into `wh`, and the options' z-score file: (the loads, the relevance file
+    first and the z-score file last; the run names in order).
 
     Before anything is read or loaded: runs that would share a name, more than one `-` and inputs that
     are not readable files are refused, and so is a study's warehouse (its gate).
     """
     inputs = run_inputs(runs)
-    one_stdin([qrels, *(run.path for run in inputs)])
-    for path in [qrels, *(run.path for run in inputs)]:
+    extra = [options.zscores] if options.zscores is not None else []
+    one_stdin([qrels, *(run.path for run in inputs), *extra])
+    for path in [qrels, *(run.path for run in inputs), *extra]:
         check_readable(path)
     wh.check_gate()  # a study's warehouse refuses here, before anything is loaded into it
-    loaded = [load_qrels(wh, qrels)]
+    loaded = [REL_FORMATS[options.rel_format][0](wh, qrels)]
     loaded += [load_run(wh, run.path, run.name) for run in inputs]
+    loaded += [load_zscores(wh, path) for path in extra]
     return loaded, [run.name for run in inputs]
 
 
@@ -361,14 +433,15 @@ def evaluate(
     map                   	all	0.1785
     P_10                  	all	0.3000
     """
-    measures = parse_measures(measure_specs)
-    loaded, run_ids = load_inputs(wh, qrels, runs)
+    measures = parse_measures(measure_specs or [REL_FORMATS[options.rel_format][3]])
+    check_judgments(measures, options.rel_format)
+    loaded, run_ids = load_inputs(wh, qrels, runs, options)
     if on_load:
         for result in loaded:
             on_load(result)
     wh.open_gate()
     check_grades(wh, qrels, measures)
     if not options.complete:
-        _require_judged_queries(wh, run_ids)
+        _require_judged_queries(wh, run_ids, REL_FORMATS[options.rel_format][1])
     compute_measures(wh, measures, options, progress, engine)
-    return read_results(wh, run_ids, measures, per_query)
+    return read_results(wh, run_ids, measures, per_query, options.zscores is not None)

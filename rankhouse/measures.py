@@ -24,14 +24,15 @@ import contextvars
 import re
 from dataclasses import dataclass
 
-from rankhouse.errors import RankhouseError, closest
+from rankhouse.errors import RankhouseError, closest, did_you_mean
 
 
 @dataclass(frozen=True)
 class Family:
     """A measure family: whether it takes a cutoff, how its per-query values aggregate, what it is, the
-    model of models/metrics/ that computes it, and the ir_measures-style parameters it takes besides
-    `rel` (REL_FAMILIES)."""
+    model of models/metrics/ that computes it, the ir_measures-style parameters it takes besides
+    `rel` (REL_FAMILIES), and the labels it reads (JUDGMENT_KINDS: qrels, preferences, or qrels with
+    judgment groups)."""
 
     name: str
     cutoff: str  # "required", "optional" or "none"
@@ -39,6 +40,34 @@ class Family:
     description: str
     model: str
     params: tuple[str, ...] = ()
+    judgments: str = "qrels"  # the labels it reads: "qrels", "prefs" (preferences) or "qrels_jg" (judgment groups)
+
+
+# The preference measures (trec_eval -R prefs, -R qrels_prefs; models/metrics/measure_prefs.sql): of a
+# preference A > B, the ranking fulfils it when it ranks A above B (a retrieved document being above every
+# unretrieved one); "retrieved" preferences have A and B both retrieved, "implied" ones exactly one.
+PREFERENCE_FAMILIES = (
+    ("prefs_num_prefs_poss", "sum", "preferences of the topic's judgment groups, retrieved or not "
+     "(trec_eval prefs_num_prefs_poss)"),
+    ("prefs_num_prefs_ful", "sum", "preferences fulfilled, the implied ones included (trec_eval prefs_num_prefs_ful)"),
+    ("prefs_num_prefs_ful_ret", "sum", "preferences fulfilled among the retrieved documents "
+     "(trec_eval prefs_num_prefs_ful_ret)"),
+    ("prefs_simp", "mean", "preferences fulfilled over all preferences (trec_eval prefs_simp)"),
+    ("prefs_pair", "mean", "per document pair, the share of the groups' preferences the ranking fulfils, averaged "
+     "over pairs (trec_eval prefs_pair)"),
+    ("prefs_avgjg", "mean", "per judgment group, preferences fulfilled over its preferences, averaged over groups "
+     "(trec_eval prefs_avgjg)"),
+    ("prefs_avgjg_Rnonrel", "mean", "prefs_avgjg with as many non-relevant documents as relevant ones in each group "
+     "(trec_eval prefs_avgjg_Rnonrel)"),
+    ("prefs_simp_ret", "mean", "prefs_simp over the retrieved preferences (trec_eval prefs_simp_ret)"),
+    ("prefs_pair_ret", "mean", "prefs_pair over the pairs both retrieved (trec_eval prefs_pair_ret)"),
+    ("prefs_avgjg_ret", "mean", "prefs_avgjg over the retrieved preferences (trec_eval prefs_avgjg_ret)"),
+    ("prefs_avgjg_Rnonrel_ret", "mean", "prefs_avgjg_Rnonrel over the retrieved documents "
+     "(trec_eval prefs_avgjg_Rnonrel_ret)"),
+    ("prefs_simp_imp", "mean", "prefs_simp over the retrieved and implied preferences (trec_eval prefs_simp_imp)"),
+    ("prefs_pair_imp", "mean", "prefs_pair over the pairs with a retrieved document (trec_eval prefs_pair_imp)"),
+    ("prefs_avgjg_imp", "mean", "prefs_avgjg over the retrieved and implied preferences (trec_eval prefs_avgjg_imp)"),
+)  # fmt: skip
 
 
 FAMILIES = {
@@ -107,6 +136,22 @@ FAMILIES = {
                "(trec_eval unj)", "measure_judged"),
         Family("relstring", "optional", "text", "the grades of the first k documents (10 by default) as characters, "
                "per query only (trec_eval relstring)", "measure_relstring"),
+        Family("dcg", "none", "mean", "DCG: gain / log2(rank + 1) summed over the ranking, with nDCG's gains "
+               "(trec_eval dcg)", "measure_dcg", ("gains",)),
+        Family("ideal_dcg", "none", "mean", "the DCG of the ideal ranking, nDCG's denominator (trec_eval ideal_dcg)",
+               "measure_dcg", ("gains",)),
+        Family("yaap", "none", "mean", "yet another AP (Robertson 2012): ln((1 + S) / (1 + R - S)), S the sum of "
+               "the precisions at the relevant documents retrieved (trec_eval yaap)", "measure_yaap"),
+        # trec_eval -R qrels_jg: a measure against each judgment group's qrels, averaged over a topic's groups
+        Family("map_avgjg", "none", "mean", "AP against each judgment group's qrels, averaged over the topic's groups "
+               "(trec_eval map_avgjg)", "measure_avgjg", judgments="qrels_jg"),
+        Family("P_avgjg", "required", "mean", "P@k against each judgment group's qrels, averaged over the topic's "
+               "groups (trec_eval P_avgjg)", "measure_avgjg", judgments="qrels_jg"),
+        Family("Rprec_mult_avgjg", "required", "mean", "Rprec_mult@m against each judgment group's qrels, averaged "
+               "over the topic's groups (trec_eval Rprec_mult_avgjg)", "measure_avgjg", judgments="qrels_jg"),
+        # trec_eval -R prefs and -R qrels_prefs: preferences between documents, fulfilled or not by the ranking
+        *(Family(name, "none", aggregate, description, "measure_prefs", judgments="prefs")
+          for name, aggregate, description in PREFERENCE_FAMILIES),
     )
 }  # fmt: skip
 # Families that take ir_measures' `rel` (the lowest grade counted relevant, for this measure alone).
@@ -120,7 +165,16 @@ GRADE_LIMITS: dict[str, tuple[str | int, str]] = {
                              "a stop probability (2^grade - 1) / 2^g_max is at most 1"),
     "nDCG_exp": (1023, "the highest grade whose gain 2^grade - 1 is a finite double"),
 }  # fmt: skip
-COUNTS = {"NumRet", "NumRel", "NumRelRet", "NumQ", "num_nonrel_judged_ret"}
+COUNTS = {
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumQ",
+    "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+}
 SUMMARY_ONLY = {"GMAP", "gm_bpref", "NumQ", "runid"}  # printed in the `all` rows only, as trec_eval does
 TEXT = {"relstring"}  # a string per query, printed in the per-query rows only (no `all` row)
 RUNID = "runid"
@@ -156,16 +210,21 @@ TREC_NAMES: dict[str, tuple[str, str | None]] = {
     "set_P": ("SetP", None), "set_relative_P": ("SetP", None), "set_recall": ("SetR", None),
     "set_map": ("SetAP", None), "set_F": ("SetF", None), "num_nonrel_judged_ret": ("num_nonrel_judged_ret", None),
     "rbp": ("RBP", None), "rbp_resid": ("rbp_resid", None), "unj": ("unj", "5,10,20"),
-    "relstring": ("relstring", None),
+    "relstring": ("relstring", None), "dcg": ("dcg", None), "ideal_dcg": ("ideal_dcg", None),
+    "yaap": ("yaap", None), "map_avgjg": ("map_avgjg", None), "P_avgjg": ("P_avgjg", DEPTHS),
+    "Rprec_mult_avgjg": ("Rprec_mult_avgjg", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0"),
+    **{name: (name, None) for name, _, _ in PREFERENCE_FAMILIES},
 }  # fmt: skip
 # How trec_eval reads a name's parameters (meas_init.c): "cutoffs" (whole numbers, sorted, one value each),
 # "levels" (numbers, sorted, one value each), "values" (a list of numbers, one value: its label is the name
 # and the parameters as written), "pairs" (`level=gain` and `p=...` pairs, one value, labelled the same way).
 TREC_PARAMETERS = {
     "map_cut": "cutoffs", "ndcg_cut": "cutoffs", "P": "cutoffs", "recall": "cutoffs", "success": "cutoffs",
-    "relative_P": "cutoffs", "unj": "cutoffs", "iprec_at_recall": "levels", "Rprec_mult": "levels",
+    "relative_P": "cutoffs", "unj": "cutoffs", "P_avgjg": "cutoffs", "iprec_at_recall": "levels",
+    "Rprec_mult": "levels", "Rprec_mult_avgjg": "levels",
     "utility": "values", "11pt_avg": "values", "set_F": "values", "relstring": "values",
     "ndcg": "pairs", "G": "pairs", "ndcg_rel": "pairs", "Rndcg": "pairs", "rbp": "pairs", "rbp_resid": "pairs",
+    "dcg": "pairs", "ideal_dcg": "pairs",
 }  # fmt: skip
 TREC_FIXED = {"set_relative_P": {"relative": True}, "rbp": {"p": 0.9}, "rbp_resid": {"p": 0.9}}
 # trec_eval's groups (-m official, all_trec, set), in the order trec_eval prints their measures
@@ -180,15 +239,23 @@ TREC_ALL = [
 ]  # fmt: skip
 TREC_SET = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_relative_P", "set_recall",
             "set_map", "set_F"]  # fmt: skip
-TREC_GROUPS = {"official": TREC_OFFICIAL, "all_trec": TREC_ALL, "set": TREC_SET}
-# trec_eval's groups and measures that need inputs rankhouse does not read, each with why
-TREC_OTHER_INPUTS = {
-    "all_prefs": "preference judgments (trec_eval -R prefs, qrels_prefs)",
-    "prefs": "preference judgments (trec_eval -R prefs, qrels_prefs)",
-    "qrels_jg": "qrels with judgment groups (trec_eval -R qrels_jg)",
-}
-DOUBLE_CUTOFFS = {"iprec_at_recall", "Rprec_mult"}  # trec_eval reads these with atof, every other cutoff with atol
-LEVEL_FAMILIES = {"IPrec", "Rprec_mult"}  # ir_measures-style cutoffs that are numbers, not whole ranks
+TREC_PREFS = ["runid", "num_q", *(name for name, _, _ in PREFERENCE_FAMILIES)]
+TREC_PREFS_OFFICIAL = ["runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+                       "prefs_simp", "prefs_pair", "prefs_avgjg"]  # fmt: skip
+TREC_QRELS_JG = ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"]
+TREC_GROUPS = {"official": TREC_OFFICIAL, "all_trec": TREC_ALL, "set": TREC_SET, "all_prefs": TREC_PREFS,
+               "prefs": TREC_PREFS_OFFICIAL, "qrels_jg": TREC_QRELS_JG}  # fmt: skip
+# The labels each kind of family reads, as trec_eval's -R names them (the formats that give them)
+JUDGMENT_KINDS = {"qrels": ("qrels",), "prefs": ("prefs", "qrels_prefs"), "qrels_jg": ("qrels_jg",)}
+REL_FORMATS = {fmt: kind for kind, formats in JUDGMENT_KINDS.items() for fmt in formats}
+ANY_JUDGMENTS = {"NumQ", RUNID}  # measured whatever the labels are (num_q, runid)
+DOUBLE_CUTOFFS = {
+    "iprec_at_recall",
+    "Rprec_mult",
+    "Rprec_mult_avgjg",
+}  # trec_eval reads these with atof, every other cutoff with atol
+# ir_measures-style cutoffs that are numbers, not whole ranks
+LEVEL_FAMILIES = {"IPrec", "Rprec_mult", "Rprec_mult_avgjg"}
 IR_MEASURE = re.compile(r"^(?P<family>\w+?)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>[^()]+))?$")
 TREC_MEASURE = re.compile(r"^(?P<family>\w+?)(?:\.(?P<params>.+))?$")
 RECALL_LEVEL = re.compile(r"\d+(?:\.\d+)?|\.\d+")  # IPrec@r, Rprec_mult@m
@@ -538,11 +605,6 @@ def parse_measure(text: str, given: dict[str, str] | None = None) -> list[Measur
         return [Measure(RUNID, RUNID)]
     if text in TREC_GROUPS:
         return [m for name in TREC_GROUPS[text] for m in parse_measure((given or {}).get(name, name))]
-    if text.partition(".")[0] in TREC_OTHER_INPUTS:
-        raise RankhouseError(
-            f"measure {text!r} needs {TREC_OTHER_INPUTS[text.partition('.')[0]]}, which rankhouse does not read: "
-            "it evaluates TREC runs against qrels"
-        )
     alias = _alias(text)
     if alias is not None:
         return [Measure(text, m.canonical) for m in parse_measure(alias)]
@@ -616,6 +678,52 @@ def parse_measures(specs: list[str] | None) -> list[Measure]:
                 seen.add(measure.label)
                 measures.append(measure)
     return measures
+
+
+def check_judgments(measures: list[Measure], rel_format: str) -> None:
+    """Refuse a measure that reads other labels than a `rel_format` file gives (trec_eval -R: qrels,
+    qrels_jg, prefs, qrels_prefs), naming the formats it needs; num_q and runid go with any.
+
+    >>> check_judgments(parse_measures(["prefs_simp", "num_q"]), "qrels_prefs")
+    >>> check_judgments(parse_measures(["map"]), "prefs")
+    Traceback (most recent call last):
+    ...
+    rankhouse.errors.RankhouseError: measure map reads qrels (-R qrels): it cannot be computed from prefs judgments
+    """
+    if rel_format not in REL_FORMATS:
+        known = ", ".join(REL_FORMATS)
+        raise RankhouseError(
+            f"-R/--rel-format is one of {known}, not {rel_format!r}{did_you_mean(rel_format, REL_FORMATS)}"
+        )
+    kind = REL_FORMATS[rel_format]
+    for m in measures:
+        needs = FAMILIES[m.family].judgments if m.family in FAMILIES else kind
+        if m.family not in ANY_JUDGMENTS and needs != kind:
+            formats = " or ".join(f"-R {fmt}" for fmt in JUDGMENT_KINDS[needs])
+            what = {"qrels": "qrels", "prefs": "preference judgments", "qrels_jg": "qrels with judgment groups"}[needs]
+            raise RankhouseError(
+                f"measure {m.label} reads {what} ({formats}): it cannot be computed from {rel_format} judgments"
+            )
+
+
+def canonical_of_label(label: str) -> str | None:
+    """The canonical name of the measure trec_eval prints as `label` (`P_5` -> `P@5`, `map` -> `AP`,
+    `iprec_at_recall_0.10` -> `IPrec@0.1`, `utility_2,-1,0,0` -> its parameters), as a z-score file
+    names measures (trec_eval -Z); None for a name that is no measure's label.
+
+    >>> [canonical_of_label(x) for x in ("P_5", "map", "iprec_at_recall_0.10", "Rprec_mult_0.20", "nope_3")]
+    ['P@5', 'AP', 'IPrec@0.1', 'Rprec_mult@0.2', None]
+    """
+    specs = [label] + [label[:i] + "." + label[i + 1 :] for i, c in enumerate(label) if c == "_"]
+    for spec in specs:
+        try:
+            found = parse_measure(spec)
+        except RankhouseError:
+            continue
+        for m in found:
+            if m.label == label:
+                return m.canonical
+    return None
 
 
 def measure_values(names: object) -> str:

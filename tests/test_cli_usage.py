@@ -286,9 +286,21 @@ def test_a_bare_measures_value_is_the_measures_it_names(loaded):
         ("measures=APP", "--param measures: unknown measure 'APP'; did you mean 'AP'?"),
         ('measures=["APP"]', "--param measures: unknown measure 'APP'; did you mean 'AP'?"),
         ('measures=["ndcg@10"]', "--param measures: unknown measure 'ndcg@10'; did you mean 'nDCG@10'?"),
-        ('depth="x"', "--param depth: '\"x\"' is not a whole number, the type run_ranking declares (default 0)"),
-        ("depth=1_0", "--param depth: '1_0' is not a whole number, the type run_ranking declares (default 0)"),
-        ("depth=true", "--param depth: 'true' is not a whole number, the type run_ranking declares (default 0)"),
+        (
+            'depth="x"',
+            "--param depth: '\"x\"' is not a whole number, the type preference_positions, run_ranking declare "
+            "(default 0)",
+        ),
+        (
+            "depth=1_0",
+            "--param depth: '1_0' is not a whole number, the type preference_positions, run_ranking declare "
+            "(default 0)",
+        ),
+        (
+            "depth=true",
+            "--param depth: 'true' is not a whole number, the type preference_positions, run_ranking declare "
+            "(default 0)",
+        ),
         (
             "complete=1",
             "--param complete: '1' is not true or false, the type evaluated_queries declares (default true)",

@@ -101,7 +101,6 @@ def test_trec_eval_groups_in_trec_eval_order():
         ("nDCG(dcg=exp-log2,gains={1:2})", "give them without dcg=exp-log2"),
         ("nDCG(gains={-1:2})", "a gain is given for a grade of at least 0"), ("ndcg.p=2", "ndcg takes grade=gain"),
         ("relstring.0", "relstring's length is at least 1"), ("unj@0", "a cutoff must be at least 1"),
-        ("all_prefs", "needs preference judgments"), ("qrels_jg", "needs qrels with judgment groups"),
         ("SetP(beta=2)", "SetP takes no parameter 'beta'"), ("gm_bpref.3", "takes no parameters"),
     ],
 )  # fmt: skip

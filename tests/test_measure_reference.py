@@ -15,8 +15,10 @@ from clirunner import rankhouse_in_process
 from conftest import TREC
 
 from rankhouse.catalog_docs.measure_reference import families_by_model, reference
-from rankhouse.measures import FAMILIES, parse_measure
+from rankhouse.evaluation import EvalOptions, evaluate
+from rankhouse.measures import FAMILIES, parse_measure, parse_measures
 from rankhouse.paths import MODELS_DIR, ROOT
+from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import load_models
 
 PAGE = ROOT / "docs" / "measures.md"
@@ -24,7 +26,12 @@ ONE_PER_FAMILY = ["AP", "GMAP", "nDCG@10", "nDCG_exp@10", "P@5", "R@100", "RR", 
                   "IPrec@0.5", "NumRet", "NumRel", "NumRelRet", "NumQ", "ERR@10", "Judged@10", "infAP", "gm_bpref",
                   "Rprec_mult@0.5", "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P@5", "SetP",
                   "SetR", "SetAP", "SetF", "num_nonrel_judged_ret", "RBP", "rbp_resid", "unj@5",
-                  "relstring@10"]  # fmt: skip
+                  "relstring@10", "dcg", "ideal_dcg", "yaap"]  # fmt: skip
+# The families of other labels, each built on trec_eval's sample of its format: (relevance file, run, measures)
+OTHER_LABELS = {
+    "prefs": ("prefs.test", "prefs.results.test", ["all_prefs"]),
+    "qrels_jg": ("qrels.123", "results.test", ["map_avgjg", "P_avgjg.5", "Rprec_mult_avgjg.0.5"]),
+}
 
 
 def test_the_committed_page_is_what_the_registry_and_models_give():
@@ -49,17 +56,26 @@ def built(tmp_path_factory):
 def test_each_family_is_computed_by_the_model_the_page_names(built):
     from warehouse_files import plain
 
-    assert sorted(parse_measure(m)[0].family for m in ONE_PER_FAMILY) == sorted(FAMILIES)
+    others = {m.family: fmt for fmt, (_, _, names) in OTHER_LABELS.items() for m in parse_measures(names)
+              if m.family not in ("runid", "NumQ")}  # fmt: skip
+    assert sorted([*(parse_measure(m)[0].family for m in ONE_PER_FAMILY), *others]) == sorted(FAMILIES)
     models = load_models(MODELS_DIR)
     named = families_by_model(models)
-    computed = {}
+    computed: dict[str, list[str]] = {}
     requests = ("measure_requests", "measure_parameters")
+    qrels_models = {f.model for f in FAMILIES.values() if f.judgments == "qrels"}
     with plain(built, labels=True, read_only=True) as con:  # evaluate models: beside the labels
-        for name in sorted(n for n in models if n.startswith("measure_") and n not in requests):
+        for name in sorted(n for n in models if n in qrels_models and n not in requests):
             labels = [row[0] for row in con.execute(f"SELECT DISTINCT measure FROM models.{name}").fetchall()]
             families = sorted({parse_measure(label)[0].family for label in labels})
             if families:
                 computed[name] = families
+    for fmt, (qrels, run, names) in OTHER_LABELS.items():
+        with Warehouse(":memory:") as wh:
+            evaluate(wh, TREC / qrels, [TREC / run], names, EvalOptions(rel_format=fmt))
+            for name in sorted({FAMILIES[m.family].model for m in parse_measures(names) if m.family in others}):
+                labels = [row[0] for row in wh.sql(f"SELECT DISTINCT measure FROM models.{name} WHERE study = 'eval'")]
+                computed[name] = sorted({parse_measure(label)[0].family for label in labels})
     assert {m: sorted(f) for m, f in named.items()} == computed
     page = PAGE.read_text(encoding="utf-8")
     for model, families in named.items():  # each family's row of the table links its model

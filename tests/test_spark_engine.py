@@ -20,8 +20,9 @@ from test_dag import model
 pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
 
 from rankhouse.errors import ModelError  # noqa: E402
-from rankhouse.evaluation import load_inputs  # noqa: E402
+from rankhouse.evaluation import EvalOptions, load_inputs  # noqa: E402
 from rankhouse.loaders import load_run  # noqa: E402
+from rankhouse.measures import parse_measures  # noqa: E402
 from rankhouse.warehouse import Warehouse  # noqa: E402
 from rankhouse.warehouse.dag import Project  # noqa: E402
 from rankhouse.warehouse.runner import Runner  # noqa: E402
@@ -36,14 +37,25 @@ MEASURES = ["AP", "AP@10", "AP(rel=1)", "GMAP", "nDCG", "nDCG@10", "nDCG_exp@10"
             "NumRet", "NumRel", "NumRelRet", "NumQ", "infAP", "gm_bpref", "Rprec_mult@0.5", "utility.2,-1,0,0",
             "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "nDCG(gains={1:3,2:9})@10", "relative_P@10", "SetP",
             "SetP(relative=True)", "SetR", "SetAP", "SetF(beta=2)", "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid",
-            "unj@10", "relstring@20"]  # fmt: skip
-PARAMS = {"measures": MEASURES}
+            "unj@10", "relstring@20", "dcg", "ideal_dcg", "yaap"]  # fmt: skip
+# with the z-scores of trec_eval's test folder (query_zscores; run_measures averages them)
+OPTIONS = EvalOptions(zscores=TREC / "expected" / "zscores_file")
+PARAMS = {**OPTIONS.parameters(), "measures": MEASURES}
+# trec_eval's other relevance formats, each on its sample: (relevance file, run, measures); their models
+# are built on trec_eval's sample of their format
+OTHER = {
+    "prefs": ("prefs.test", "prefs.results.test", ["all_prefs"]),
+    "qrels_jg": ("qrels.123", "results.test", ["qrels_jg"]),
+}
+OTHER_MODELS = ["measure_prefs", "preference_documents", "preference_pairs", "preference_positions", "measure_avgjg"]
 METRICS = sorted(name for name, m in Project.load().models.items() if m.group == "metrics")
+DUCKDB_ONLY = {"preference_pairs"}  # a recursive CTE with UNION (its header's dialect)
 
 
-def trec_sample(wh: Warehouse) -> None:
-    """trec_eval's sample runs and qrels, loaded and the gate opened (as `rankhouse eval` does)."""
-    load_inputs(wh, TREC / "qrels.test", [TREC / "results.test", TREC / "results.trunc"])
+def trec_sample(wh: Warehouse, qrels: str = "qrels.test", runs: tuple[str, ...] = ("results.test", "results.trunc"),
+                options: EvalOptions = OPTIONS) -> None:  # fmt: skip
+    """trec_eval's sample runs and relevance file, loaded and the gate opened (as `rankhouse eval` does)."""
+    load_inputs(wh, TREC / qrels, [TREC / run for run in runs], options)
     wh.open_gate()
 
 
@@ -51,17 +63,51 @@ def trec_sample(wh: Warehouse) -> None:
 def built(spark):
     """(DuckDB's warehouse, Spark's warehouse, the Spark engine): +run_measures built in each, in Spark's
     warehouse the staging models by DuckDB (handed to Spark as Parquet) and the metrics models by Spark."""
-    project = Project.load(params=PARAMS)
+    with Warehouse(":memory:") as duck, Warehouse(":memory:") as sparked:
+        engine = SparkEngine(session=spark)
+        build_both(duck, sparked, engine, PARAMS, trec_sample)
+        yield duck, sparked, engine
+        engine.close()
+
+
+def build_both(duck: Warehouse, sparked: Warehouse, engine: SparkEngine, params: dict, load) -> None:  # noqa: ANN001
+    """+run_measures built in `duck` and, its staging models by DuckDB, its other models by `engine`, in
+    `sparked`, after `load`(warehouse) loaded the inputs of each."""
+    project = Project.load(params=params)
     names = project.select("+run_measures +measure_relstring")
     staging = [n for n in names if project.models[n].group == "staging"]
-    with Warehouse(":memory:") as duck, Warehouse(":memory:") as sparked:
-        trec_sample(duck)
-        trec_sample(sparked)
-        Runner(duck, project, PARAMS).run(names)
-        Runner(sparked, project, PARAMS).run(staging)
+    load(duck)
+    load(sparked)
+    Runner(duck, project, params).run(names)
+    Runner(sparked, project, params).run(staging)
+    Runner(sparked, project, params, engine=engine).run([n for n in names if n not in staging])
+
+
+@pytest.fixture(scope="module")
+def built_other(spark):
+    """{model: (DuckDB's warehouse, Spark's)} for the models of trec_eval's other relevance formats, each
+    format's sample built in DuckDB, and in Spark's warehouse those models by Spark (the models they read
+    by DuckDB, handed to Spark as Parquet)."""
+    found = {}
+    with Warehouse(":memory:") as p_duck, Warehouse(":memory:") as p_spark, Warehouse(":memory:") as g_duck, \
+            Warehouse(":memory:") as g_spark:  # fmt: skip
         engine = SparkEngine(session=spark)
-        Runner(sparked, project, PARAMS, engine=engine).run([n for n in names if n not in staging])
-        yield duck, sparked, engine
+        for fmt, duck, sparked in (("prefs", p_duck, p_spark), ("qrels_jg", g_duck, g_spark)):
+            qrels, run, measures = OTHER[fmt]
+            options = EvalOptions(rel_format=fmt)
+            params = {**options.parameters(), "measures": [m.canonical for m in parse_measures(measures)
+                                                           if m.canonical != "runid"]}  # fmt: skip
+            project = Project.load(params=params)
+            names = project.select("+run_measures")
+            own = [n for n in names if n in OTHER_MODELS]
+            upstream = [n for n in project.select(" ".join(f"+{n}" for n in own)) if n not in own]
+            for wh in (duck, sparked):
+                trec_sample(wh, qrels, (run,), options)
+            Runner(duck, project, params).run(names)
+            Runner(sparked, project, params).run(upstream)
+            Runner(sparked, project, params, engine=engine).run(own)
+            found.update({name: (duck, sparked) for name in own})
+        yield found
         engine.close()
 
 
@@ -73,8 +119,11 @@ def rows(wh: Warehouse, name: str) -> tuple[list[tuple[str, str]], list[tuple]]:
 
 
 @pytest.mark.parametrize("name", METRICS)
-def test_metrics_model_gives_the_same_rows_on_spark(built, name):
-    duck, sparked, _ = built
+def test_metrics_model_gives_the_same_rows_on_spark(request, name):
+    if name in OTHER_MODELS:
+        duck, sparked = request.getfixturevalue("built_other")[name]
+    else:
+        duck, sparked, _ = request.getfixturevalue("built")
     duck_types, expected = rows(duck, name)
     spark_types, got = rows(sparked, name)
     assert spark_types == duck_types
@@ -86,7 +135,8 @@ def test_metrics_model_gives_the_same_rows_on_spark(built, name):
 def test_the_metrics_models_ran_on_spark_and_the_labels_in_duckdb(built):
     duck, sparked, engine = built
     project = Project.load(params=PARAMS)
-    assert {engine.runs_on(project.models[n], project) for n in METRICS} == {"spark"}
+    assert {engine.runs_on(project.models[n], project) for n in set(METRICS) - DUCKDB_ONLY} == {"spark"}
+    assert {engine.runs_on(project.models[n], project) for n in DUCKDB_ONLY} == {"duckdb"}
     assert engine.runs_on(project.models["qrels"], project) == "duckdb"  # it reads gate.*
 
     def logged(wh, name):

@@ -9,19 +9,22 @@
 3. ir_measures' parameterised names: `P(rel=2)@10`, `R(rel=2)@100`, `AP(rel=2)`, `RR(rel=2)@10`,
    `Success(rel=2)@10`, `nDCG(dcg=exp-log2)@10` (nDCG_exp), `Judged@10` and `ERR@10`, each against
    ir_measures' own implementation (and, for rel=2, against trec_eval 10's -l2 output).
-4. Every expected output of trec_eval's test directory that evaluates runs against qrels
-   (tests/fixtures/trec_eval/expected/: out.test, out.comment.test, out.test.a, .aq, .aqc, .aqcM, .aql
-   and .meas_params) is reproduced byte for byte by `rankhouse eval` with trec_eval's options: every
-   measure of `-m all_trec` and trec_eval's measure parameters. The measures of `-m all_trec` that
-   rankhouse does not implement (so their lines are not compared):
+4. Every expected output of trec_eval's test directory (tests/fixtures/trec_eval/expected/: out.test,
+   out.comment.test, out.test.a, .aq, .aqc, .aqcM, .aql, .meas_params, .prefs, .qrels_prefs, .qrels_jg and
+   .aqZ) is reproduced byte for byte by `rankhouse eval` with trec_eval's options: every measure of
+   `-m all_trec`, trec_eval's measure parameters, preference judgments (-R prefs, -R qrels_prefs: the
+   prefs_* measures of `-m all_prefs`), qrels with judgment groups (-R qrels_jg: `-m qrels_jg`) and
+   z-scores (-Z). The measures of trec_eval 10.0 (its measure table, TREC_EVAL_MEASURES) that rankhouse
+   does not implement (so their lines are not compared):
 
    (none)
 
-   The folder's other outputs need inputs rankhouse does not read: out.test.prefs and
-   out.test.qrels_prefs (trec_eval -R prefs and -R qrels_prefs: preference judgments, and the prefs_*
-   measures over them), out.test.qrels_jg (-R qrels_jg: qrels whose second column is a judgment group,
-   and the *_avgjg measures) and out.test.aqZ (-Z: a file of per-query means and deviations that turns
-   values into z-scores).
+5. trec_eval 10.0's measures that no expected output prints (in none of its groups: dcg, ideal_dcg, yaap)
+   against other oracles: dcg and ideal_dcg against Jarvelin and Kekalainen's DCG in numpy, of the run's
+   ranking and of the ideal one; yaap against its formula over pytrec_eval's AP. The folder's source
+   also holds m_ndcg_p.c (ndcg_p), which trec_eval 10.0 neither builds (its Makefile leaves it out) nor
+   lists in its measure table, and declares a num_nonjudged_ret that it defines nowhere: neither is a
+   trec_eval 10.0 measure.
 
 The expected values of the wrong-number cases are written out by hand: what trec_eval 10.0 prints, or
 what ir_measures documents its measures to give.
@@ -36,6 +39,7 @@ import sys
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pytest
 from conftest import TREC, read_qrels, read_run
 from oracles import float_only_ties, pytrec_per_query, read_trec_eval_output
@@ -326,26 +330,48 @@ def test_judged_matches_ir_measures(run, compared):
 UNSUPPORTED = {
     name.strip() for name in re.search(r"not compared\):\n\n(.*?)(?:\n\n|\n?$)", __doc__, re.S).group(1).split(",")
 } - {"(none)"}  # the docstring's list
+# trec_eval 10.0's measure table (measures.c, te_trec_measures), in its order
+TREC_EVAL_MEASURES = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG",
+    "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
+    "rbp", "rbp_resid", "unj",
+]  # fmt: skip
 ALL = ["all_trec"]
 MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",
                "utility.2,-1,0,0", "11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4",
                "success.2,5,20"]  # fmt: skip
+NO_C = EvalOptions(complete=False)
+PREFS = EvalOptions(complete=False, rel_format="prefs")
+JG = EvalOptions(complete=False, rel_format="qrels_jg")
+Z = EvalOptions(complete=False, zscores=TREC / "expected" / "zscores_file")
+INPUTS = {"zscores_file"}  # in expected/ as in trec_eval's test folder, but an input (-Z)
 # case -> (expected output, qrels, run, options, per query, measures), as SOURCE.md gives trec_eval's command lines
 CASES = {
-    "out.test": ("out.test", "qrels.test", "results.test", EvalOptions(complete=False), False, None),
-    "out.test, qrels with comments": (
-        "out.test", "qrels.test.with-comments", "results.test", EvalOptions(complete=False), False, None,
-    ),
-    "out.comment.test": ("out.comment.test", "qrels.comment.test", "results.comment.test", EvalOptions(complete=False),
-                         False, None),
-    "out.test.a": ("out.test.a", "qrels.test", "results.test", EvalOptions(complete=False), False, ALL),
-    "out.test.aq": ("out.test.aq", "qrels.test", "results.test", EvalOptions(complete=False), True, ALL),
+    "out.test": ("out.test", "qrels.test", "results.test", NO_C, False, None),
+    "out.test, qrels with comments": ("out.test", "qrels.test.with-comments", "results.test", NO_C, False, None),
+    "out.comment.test": ("out.comment.test", "qrels.comment.test", "results.comment.test", NO_C, False, None),
+    "out.test.a": ("out.test.a", "qrels.test", "results.test", NO_C, False, ALL),
+    "out.test.aq": ("out.test.aq", "qrels.test", "results.test", NO_C, True, ALL),
     "out.test.aqc": ("out.test.aqc", "qrels.test", "results.trunc", EvalOptions(), True, ALL),
     "out.test.aqcM": ("out.test.aqcM", "qrels.test", "results.trunc", EvalOptions(depth=100), True, ALL),
     "out.test.aql": ("out.test.aql", "qrels.rel_level", "results.test", EvalOptions(complete=False, relevance_level=2),
                      True, [*ALL, "relstring.20"]),
-    "out.test.meas_params": ("out.test.meas_params", "qrels.test", "results.test", EvalOptions(complete=False), True,
-                             MEAS_PARAMS),
+    "out.test.meas_params": ("out.test.meas_params", "qrels.test", "results.test", NO_C, True, MEAS_PARAMS),
+    "out.test.prefs": ("out.test.prefs", "prefs.test", "prefs.results.test", PREFS, True, ["all_prefs"]),
+    "out.test.prefs, prefs with comments": (
+        "out.test.prefs", "prefs.comment.test", "prefs.results.test", PREFS, True, ["all_prefs"],
+    ),
+    "out.test.qrels_prefs": ("out.test.qrels_prefs", "qrels.test", "results.test",
+                             EvalOptions(complete=False, rel_format="qrels_prefs"), True, ["all_prefs"]),
+    "out.test.qrels_jg": ("out.test.qrels_jg", "qrels.123", "results.test", JG, True, ["qrels_jg"]),
+    "out.test.qrels_jg, qrels with comments": ("out.test.qrels_jg", "qrels.comments.123", "results.test", JG, True,
+                                               ["qrels_jg"]),
+    "out.test.aqZ": ("out.test.aqZ", "qrels.test", "results.test", Z, True, ALL),
 }  # fmt: skip
 
 
@@ -361,7 +387,7 @@ def printed(lines: list[str]) -> dict[tuple[str, str], str]:
 
 
 def test_every_expected_output_is_compared():
-    assert {case[0] for case in CASES.values()} == {p.name for p in (TREC / "expected").iterdir()}
+    assert {case[0] for case in CASES.values()} == {p.name for p in (TREC / "expected").iterdir()} - INPUTS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -370,8 +396,7 @@ def test_trec_eval_directory_is_reproduced_byte_for_byte(case):
     order, and rankhouse prints no other line."""
     expected_file, qrels, run, options, by_query, measures = CASES[case]
     text = (TREC / "expected" / expected_file).read_text()
-    names = {trec_name(label) for label, _ in printed(text.splitlines())}
-    assert names & UNSUPPORTED == set()
+    assert {trec_name(label) for label, _ in printed(text.splitlines())} & UNSUPPORTED == set()
     with Warehouse(":memory:") as wh:
         result = evaluate(wh, TREC / qrels, [TREC / run], measures, options)
         lines = result.lines(per_query=by_query)
@@ -379,18 +404,91 @@ def test_trec_eval_directory_is_reproduced_byte_for_byte(case):
     assert len(lines) > 20
 
 
-def test_the_command_line_reads_trec_eval_measure_parameters_as_trec_eval_does():
-    """out.test.meas_params from `rankhouse eval` with trec_eval's own -m arguments (no -c there)."""
-    measures = [arg for spec in MEAS_PARAMS for arg in ("-m", spec)]
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            [*(arg for spec in MEAS_PARAMS for arg in ("-m", spec)), "qrels.test", "results.test"],
+            "out.test.meas_params",
+        ),
+        (["-m", "all_prefs", "-R", "prefs", "prefs.comment.test", "prefs.results.test"], "out.test.prefs"),
+        (["-m", "qrels_jg", "-R", "qrels_jg", "qrels.123", "results.test"], "out.test.qrels_jg"),
+        (["-m", "all_trec", "-Z", "expected/zscores_file", "qrels.test", "results.test"], "out.test.aqZ"),
+    ],
+    ids=["measure parameters", "-R prefs", "-R qrels_jg", "-Z"],
+)
+def test_the_command_line_takes_trec_eval_options(options, expected):
+    """`rankhouse eval` with trec_eval's own arguments (its measure parameters, -R, -Z; no -c there) prints
+    trec_eval's output."""
+    args = [str(TREC / a) if (TREC / a).is_file() else a for a in options]
     done = subprocess.run(
-        [sys.executable, "-m", "rankhouse", "eval", str(TREC / "qrels.test"), str(TREC / "results.test"), "-q",
-         "--no-complete", *measures], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "rankhouse", "eval", "-q", "--no-complete", *args],
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (TREC / "expected" / "out.test.meas_params").read_text()
+    assert done.stdout == (TREC / "expected" / expected).read_text()
 
 
-def test_the_unsupported_list_is_exact():
-    """The docstring names exactly the measures of trec_eval's all_trec output that rankhouse lacks: none."""
-    every = {trec_name(label) for label, _ in printed((TREC / "expected" / "out.test.aql").read_text().splitlines())}
-    assert UNSUPPORTED == every - set(TREC_NAMES) - {"runid"} == set()
+def test_every_trec_eval_measure_is_known():
+    """Every measure of trec_eval 10.0's measure table is a name the registry reads, but for the docstring's
+    list; and every measure the expected outputs print (with -Z after its Z) is one of the table's."""
+    assert UNSUPPORTED == set(TREC_EVAL_MEASURES) - set(TREC_NAMES) - {"runid"} == set()
+    every = set()
+    for path in (TREC / "expected").iterdir():
+        if path.name not in INPUTS:
+            labels = (label.removeprefix("Z") if path.name == "out.test.aqZ" else label
+                      for label, _ in printed(path.read_text().splitlines()))  # fmt: skip
+            every |= {trec_name(label) for label in labels}
+    assert every == set(TREC_EVAL_MEASURES) - {"dcg", "ideal_dcg", "yaap"}
+
+
+# 5. The measures no expected output prints ==========================================================
+
+
+def trec_ranking(run: Path) -> dict[str, list[str]]:
+    """Each query's documents in trec_eval's order: score descending, then docno descending (byte order)."""
+    lines = [line.split() for line in run.read_text().splitlines() if line.strip()]
+    ranked: dict[str, list[tuple[float, bytes, str]]] = {}
+    for qid, _, docno, _, score, _ in lines:
+        ranked.setdefault(qid, []).append((float(score), docno.encode(), docno))
+    return {qid: [d for _, _, d in sorted(docs, reverse=True)] for qid, docs in ranked.items()}
+
+
+def dcg(gains: list[float]) -> float:
+    """Jarvelin and Kekalainen's DCG, in numpy: the i-th gain over log2(i + 1)."""
+    values = np.asarray(gains, dtype=np.float64)
+    return float(np.sum(values / np.log2(np.arange(2, len(values) + 2))))
+
+
+@pytest.mark.parametrize("qrels", ["qrels.test", "qrels.rel_level"])
+def test_dcg_and_ideal_dcg_are_the_dcg_of_the_ranking_and_of_the_ideal_one(qrels):
+    """dcg: the DCG of the run's ranking, each document's grade its gain (grades below 1 and unjudged
+    documents gaining nothing); ideal_dcg: the DCG of every judged document by decreasing grade; their
+    ratio is ndcg (trec_eval's expected outputs check that)."""
+    judged = read_qrels(TREC / qrels)
+    ranking = trec_ranking(TREC / "results.test")
+    ours = per_query(TREC / qrels, TREC / "results.test", ["dcg", "ideal_dcg", "ndcg"], NO_C)
+    assert set(ours) == set(judged) and len(ours) == 3
+    for qid, grades in judged.items():
+        ranked = dcg([max(grades.get(d, 0), 0) for d in ranking[qid]])
+        ideal = dcg(sorted((g for g in grades.values() if g > 0), reverse=True))
+        assert ours[qid]["dcg"] == pytest.approx(ranked, rel=1e-12), qid
+        assert ours[qid]["ideal_dcg"] == pytest.approx(ideal, rel=1e-12), qid
+        assert ours[qid]["ndcg"] == pytest.approx(ranked / ideal, rel=1e-12), qid
+        assert ranked > 1 and ideal > ranked
+
+
+@pytest.mark.parametrize(("qrels", "level"), [("qrels.test", 1), ("qrels.rel_level", 2), ("qrels.comment.test", 1)])
+def test_yaap_is_its_formula_over_pytrec_eval_ap(qrels, level):
+    """yaap = ln((1 + S) / (1 + R - S)) (Robertson 2012), S = AP x R: AP from pytrec_eval, R counted in the
+    qrels at the relevance level."""
+    run = "results.comment.test" if qrels == "qrels.comment.test" else "results.test"
+    judged = read_qrels(TREC / qrels)
+    assert float_only_ties(TREC / run) == 0  # so pytrec_eval's float scores rank as ours
+    ap = pytrec_per_query(judged, read_run(TREC / run), ["AP"], level=level)
+    ours = per_query(TREC / qrels, TREC / run, ["yaap"], EvalOptions(complete=False, relevance_level=level))
+    assert set(ours) == set(ap) and len(ours) >= 3
+    for qid, values in ours.items():
+        relevant = sum(grade >= level for grade in judged[qid].values())
+        s = ap[qid]["AP"] * relevant
+        assert values["yaap"] == pytest.approx(math.log((1 + s) / (1 + relevant - s)), abs=1e-9), qid

@@ -1,5 +1,5 @@
 -- name: measure_ap
--- version: 3
+-- version: 4
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, 0, 1)
@@ -7,7 +7,8 @@
 --   precision at the rank of each one retrieved (unretrieved ones add 0). AP@k (map_cut.k) counts
 --   the first k documents only. GMAP has AP as its per-query value and is averaged geometrically.
 --   AP(rel=g) counts grades >= g as relevant, among the ranked documents and in the judgments
---   (relevant_counts), instead of the relevance level's.
+--   (relevant_counts), instead of the relevance level's. map_avgjg is AP against each judgment group's
+--   qrels (trec_eval -R qrels_jg), which measure_avgjg averages over a topic's groups.
 WITH relevant_ranks AS (
     SELECT
         j.system,
@@ -16,7 +17,7 @@ WITH relevant_ranks AS (
         j.rank,
         row_number() OVER (PARTITION BY j.system, j.query, m.measure ORDER BY j.rank) AS relevant_so_far
     FROM models.judged_ranking AS j
-    JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP')
+    JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP', 'map_avgjg')
     WHERE {{ is_relevant() }}
 )
 
@@ -31,7 +32,7 @@ SELECT
         ELSE 0
     END AS value
 FROM models.evaluated_queries AS e
-JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP')
+JOIN models.measure_requests AS m ON m.family IN ('AP', 'GMAP', 'map_avgjg')
 LEFT JOIN models.relevant_counts AS c ON c.query = e.query AND c.measure = m.measure
 LEFT JOIN relevant_ranks AS r
     ON r.system = e.system AND r.query = e.query AND r.measure = m.measure

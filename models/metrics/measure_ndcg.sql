@@ -1,5 +1,5 @@
 -- name: measure_ndcg
--- version: 4
+-- version: 5
 -- stage: evaluate
 -- grain: study, system, query, measure
 -- audits: not_null(study, system, query, measure, value); unique_grain; accepted_range(value, , 1)
@@ -20,28 +20,7 @@ WITH requested AS (
     WHERE family IN ('nDCG', 'nDCG_exp')
 ),
 
--- each query's scale: its highest gain is its ideal ranking's first
-scales AS (
-    SELECT i.query, i.measure, pow(2, greatest(0, floor(log2(max(i.gain))) - 30)) AS scale
-    FROM models.ideal_ranking AS i
-    JOIN requested AS m ON m.measure = i.measure
-    WHERE i.rank = 1
-    GROUP BY i.query, i.measure
-),
-
-dcg AS (
-    SELECT g.system, g.query, g.measure, {{ exact_sum(dcg_term('g.gain / s.scale', 'g.rank')) }} AS dcg
-    FROM models.ranked_gains AS g
-    JOIN scales AS s ON s.query = g.query AND s.measure = g.measure
-    GROUP BY g.system, g.query, g.measure
-),
-
-ideal_dcg AS (
-    SELECT i.query, i.measure, {{ exact_sum(dcg_term('i.gain / s.scale', 'i.rank')) }} AS ideal
-    FROM models.ideal_ranking AS i
-    JOIN scales AS s ON s.query = i.query AND s.measure = i.measure
-    GROUP BY i.query, i.measure
-)
+{{ dcg_sums('requested') }}
 
 SELECT
     e.study,

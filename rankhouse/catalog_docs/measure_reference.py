@@ -28,6 +28,7 @@ EXAMPLES = [
     "Judged@10", "NumRet", "num_rel_ret", "nDCG_exp@5 as nDCG@5", "infAP", "RBP", "RBP(p=0.95)", "rbp", "rbp.p=0.8",
     "rbp_resid", "SetF(beta=2)", "set_F.2", "set_relative_P", "nDCG(gains={1:3,2:9})@10", "ndcg.1=3,2=9",
     "utility.2,-1,0,0", "11pt_avg.0.2,0.5,0.8", "Rprec_mult.0.5", "relative_P.10", "unj.5", "relstring.20",
+    "map_avgjg", "P_avgjg.5", "Rprec_mult_avgjg.0.5", "prefs_simp", "prefs_num_prefs_ful",
 ]  # fmt: skip
 # The models every measure reads besides its own: what is ranked, judged, counted and aggregated.
 SHARED_MODELS = [
@@ -42,7 +43,9 @@ MARKDOWN_START = re.compile(r"^(?:[-+*>#|]|\d+[.)])(?:\s|$)")  # a line that Mar
 
 def families_by_model(models: dict[str, Model]) -> dict[str, list[str]]:
     """Per measure model (models/metrics/measure_*.sql), the registry families it computes: those its SQL
-    names (`ON m.family = 'P'`, `WHERE family IN ('nDCG', 'nDCG_exp')`), in registry order."""
+    names (`ON m.family = 'P'`, `WHERE family IN ('nDCG', 'nDCG_exp')`) and the registry says it computes,
+    in registry order (measure_precision names P_avgjg too: it computes the per-group values that
+    measure_avgjg, P_avgjg's model, averages)."""
     found: dict[str, list[str]] = {}
     for name, model in sorted(models.items()):
         if model.group != "metrics" or not name.startswith("measure_"):
@@ -50,8 +53,9 @@ def families_by_model(models: dict[str, Model]) -> dict[str, list[str]]:
         named = set()
         for single, several in FAMILY_JOIN.findall(model.template):
             named |= {single} if single else set(re.findall(r"'(\w+)'", several))
-        if named:
-            found[name] = [f for f in registry.FAMILIES if f in named]
+        computed = [f for f in registry.FAMILIES if f in named and registry.FAMILIES[f].model == name]
+        if computed:
+            found[name] = computed
     return found
 
 
@@ -139,10 +143,15 @@ def _names_section(computed_by: dict[str, Model]) -> list[str]:
             "`11pt_avg.0.2,0.5,0.8`); a trec_eval name given with parameters is labelled as trec_eval labels it "
             "(`utility_2,-1,0,0`). trec_eval's groups: "
             + ", ".join(f"`{name}`" for name in registry.TREC_GROUPS)
-            + " (`-m all_trec -m relstring.20` gives all_trec's relstring those parameters, as trec_eval does); "
-            "its groups of preference and judgment-group measures ("
-            + ", ".join(f"`{name}`" for name in registry.TREC_OTHER_INPUTS)
-            + ") need inputs rankhouse does not read, and are refused."
+            + " (`-m all_trec -m relstring.20` gives all_trec's relstring those parameters, as trec_eval does). "
+            "The measures read qrels but for "
+            + _code([f.name for f in registry.FAMILIES.values() if f.judgments == "prefs"])
+            + ", which read preference judgments (`rankhouse eval -R prefs` or `-R qrels_prefs`), and "
+            + _code([f.name for f in registry.FAMILIES.values() if f.judgments == "qrels_jg"])
+            + ", which read qrels with judgment groups (`-R qrels_jg`); a measure asked for with other labels "
+            "is refused, but for `num_q` and `runid`, which go with any. Without `-m` the measures are trec_eval's "
+            "`official` group, or with `-R prefs` and `-R qrels_prefs` its `prefs` group, with `-R qrels_jg` its "
+            "`qrels_jg` group."
         ),
         "",
         table(["family", "cutoff", "over queries", "trec_eval names", "model", "what"], rows),
@@ -184,6 +193,7 @@ def _definitions_section(models: dict[str, Model], families: dict[str, list[str]
 
 def _shared_section(models: dict[str, Model]) -> list[str]:
     trec_order = macro_comments("macros/ranking.sql")["trec_order"]
+    trec_prefs_order = macro_comments("macros/ranking.sql")["trec_prefs_order"]
     sums = macro_comments("macros/statistics.sql")["mean"]
     dcg = macro_comments("macros/dcg.sql")["dcg_term"]
     declared: dict[str, dict[str, object]] = {}
@@ -222,6 +232,30 @@ def _shared_section(models: dict[str, Model]) -> list[str]:
         "",
         paragraph("The DCG term (`sql/macros/dcg.sql`, `dcg_term`): " + dcg),
         "",
+        "## Preferences, judgment groups and z-scores",
+        "",
+        paragraph(
+            "trec_eval's other relevance formats (`rankhouse eval -R prefs`, `-R qrels_prefs`, `-R qrels_jg`) load "
+            "into tables of their own, read by these models; the preference measures rank a run by "
+            "`trec_prefs_order` (`sql/macros/ranking.sql`): " + trec_prefs_order
+        ),
+        *[
+            line
+            for name in (
+                "prefs",
+                "prefs_judgments",
+                "preference_documents",
+                "preference_pairs",
+                "preference_positions",
+                "qrels_jg",
+                "judgment_group_topics",
+                "judgment_group_judgments",
+                "zscores",
+                "query_zscores",
+            )
+            for line in ("", described(models[name]))
+        ],  # fmt: skip
+        "",
         "## Intervals and tests over the measures",
         "",
         paragraph(
@@ -238,7 +272,8 @@ def _shared_section(models: dict[str, Model]) -> list[str]:
         paragraph(
             "The model parameters that change what is measured, with their defaults. `rankhouse eval` sets them "
             "from trec_eval's options (`-l` relevance_level, `-c`/`--no-complete` complete, `-J` judged_only, "
-            "`-M` depth, `--float-scores` score_precision, `-m` measures); a study sets them in its protocol's "
+            "`-M` depth, `--float-scores` score_precision, `-m` measures, `-R` the judgments, rankings and "
+            "part_judgments that read its format, `-Z` zscores); a study sets them in its protocol's "
             "`[parameters]`."
         ),
         "",

@@ -36,7 +36,10 @@ DEMO_MEMORY_LIMIT = "1500MB"
 
 
 def eval_command(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels file (.gz too; - for standard input).")],
+    qrels: Annotated[
+        Path,
+        typer.Argument(help="TREC qrels file, or with -R another relevance format (.gz too; - for standard input)."),
+    ],
     runs: Annotated[
         list[str],
         typer.Argument(
@@ -51,8 +54,9 @@ def eval_command(
             "--measure",
             "-m",
             help="Measure, ir_measures (nDCG@10, RBP(p=0.8)) or trec_eval (ndcg_cut.10, rbp.p=0.8, "
-            "utility.2,-1,0,0) name, or a trec_eval group (official, all_trec, set); repeatable, or "
-            "comma-separated. Default: trec_eval's default set.",
+            "utility.2,-1,0,0) name, or a trec_eval group (official, all_trec, set; all_prefs, prefs; qrels_jg); "
+            "repeatable, or comma-separated. Default: trec_eval's default set (official; with -R prefs or "
+            "qrels_prefs, prefs; with -R qrels_jg, qrels_jg).",
         ),
     ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also print every query.")] = False,
@@ -83,6 +87,29 @@ def eval_command(
     judged_only: Annotated[
         bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J).")
     ] = False,
+    rel_format: Annotated[
+        str,
+        typer.Option(
+            "--rel-format",
+            "-R",
+            metavar="FORMAT",
+            help="The relevance file's format (trec_eval -R): qrels (qid iter docno rel), qrels_jg (qid jg docno "
+            "rel: a set of qrels per judgment group, for map_avgjg, P_avgjg, Rprec_mult_avgjg), prefs (qid jg jsg "
+            "docno rel_level: preference judgments, for the prefs_* measures) or qrels_prefs (qrels read as "
+            "preferences, the second field the judgment group).",
+        ),
+    ] = "qrels",
+    zscores: Annotated[
+        Path | None,
+        typer.Option(
+            "--zscores",
+            "-Z",
+            metavar="FILE",
+            help="Turn each query's values into z-scores, (value - mean) / stddev, with the means and deviations "
+            "of a file of lines `qid measure mean stddev` (trec_eval -Z), before they are averaged; names print "
+            "after a Z.",
+        ),
+    ] = None,
     float_scores: Annotated[
         bool,
         typer.Option(
@@ -138,13 +165,15 @@ def eval_command(
     Example: rankhouse eval qrels.test bm25.run dense.run.gz --format markdown
 
     Example: rankhouse eval qrels.test bm25.run --engine spark --master spark://host:7077
+
+    Example: rankhouse eval -R prefs prefs.test prefs.results.test -m all_prefs -q
     """
     choose(output_format, FORMATS, "--format")
     digits = places_option(places)
     check_output(output_format, per_query, digits)  # before anything is loaded
     options = EvalOptions(
         relevance_level=level, complete=complete, depth=depth_option(depth), judged_only=judged_only,
-        score_precision="float" if float_scores else "double",
+        score_precision="float" if float_scores else "double", rel_format=rel_format, zscores=zscores,
     )  # fmt: skip
 
     def on_load(result: LoadResult) -> None:

@@ -103,6 +103,31 @@ for _loader, _what in (
     load_app.command(_loader.split(".")[1].replace("_", "-"))(_csv_loader(_loader, _what))
 
 
+def _labels_loader(loader: str, layout: str, what: str):  # noqa: ANN202 - a typer command
+    def command(file: Path, db: DbOption = DEFAULT, quiet: QuietOption = False, json_lines: JsonOption = False) -> None:
+        _load_one(progress_sink(quiet, json_lines), db, LOADERS[loader].load, file)
+
+    # the file's help names its layout: an annotation object (annotations are strings in this module)
+    command.__annotations__["file"] = Annotated[Path, typer.Argument(help=f"{layout} (.gz too; - for standard input).")]
+    name = loader.split(".")[1].replace("_", "-")
+    command.__doc__ = (
+        f"Load {what} into the labels file of the default namespace, where the models of docs/measures.md read "
+        f"them (`rankhouse eval` loads its own).  Example: rankhouse load {name} FILE"
+    )
+    return command
+
+
+for _loader, _layout, _what in (
+    ("trec.prefs", "Preference judgments: qid jg jsg docno rel_level", "preference judgments (trec_eval -R prefs)"),
+    ("trec.qrels_prefs", "Qrels read as preferences: qid jg docno rel_level",
+     "qrels as preference judgments (trec_eval -R qrels_prefs)"),
+    ("trec.qrels_jg", "Qrels with judgment groups: qid jg docno rel",
+     "qrels with judgment groups (trec_eval -R qrels_jg)"),
+    ("trec.zscores", "A z-score file: qid measure mean stddev", "a z-score file (trec_eval -Z)"),
+):  # fmt: skip
+    load_app.command(_loader.split(".")[1].replace("_", "-"))(_labels_loader(_loader, _layout, _what))
+
+
 @runs_app.command("list")
 def runs_list_command(db: DbOption = DEFAULT) -> None:
     """The runs in the warehouse's inputs, with their sizes.  Example: rankhouse runs list"""

@@ -23,7 +23,15 @@ from rankhouse.loaders.features_groups import load_groups, load_requirements
 from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.texts import load_document_classes, load_documents, load_queries, load_query_classes
-from rankhouse.loaders.trec import load_qrels, load_run, write_run
+from rankhouse.loaders.trec import (
+    load_prefs,
+    load_qrels,
+    load_qrels_jg,
+    load_qrels_prefs,
+    load_run,
+    load_zscores,
+    write_run,
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,10 @@ LOADERS = {
     for loader in (
         Loader("trec.run", load_run, False, (("raw.runs", "run_id"), ("raw.run_blocks", "run_id"))),
         Loader("trec.qrels", load_qrels, True, (("qrels", None),)),
+        Loader("trec.qrels_jg", load_qrels_jg, True, (("qrels_jg", None),)),
+        Loader("trec.prefs", load_prefs, True, (("prefs", None),)),
+        Loader("trec.qrels_prefs", load_qrels_prefs, True, (("prefs", None),)),
+        Loader("trec.zscores", load_zscores, True, (("zscores", None),)),
         Loader("csv.documents", load_documents, False, (("raw.documents", "corpus"),)),
         Loader("csv.queries", load_queries, False, (("raw.queries", "corpus"),)),
         Loader("csv.document_classes", load_document_classes, True, (("document_classes", "corpus"),)),
@@ -97,7 +109,10 @@ __all__ = [
     "load_lane_runs",
     "load_narratives",
     "load_passage_cache",
+    "load_prefs",
     "load_qrels",
+    "load_qrels_jg",
+    "load_qrels_prefs",
     "load_queries",
     "load_query_classes",
     "load_requirements",
@@ -105,5 +120,6 @@ __all__ = [
     "load_scifact_documents",
     "load_scifact_queries",
     "load_topic_classes",
+    "load_zscores",
     "write_run",
 ]

@@ -142,6 +142,63 @@ QRELS = TrecFormat(
 )
 
 
+# A rel_level as trec_eval reads preferences (atof): a finite number, at least 0.
+LEVEL = f"CASE WHEN {finite_value('f{0}')} >= 0 THEN {finite_value('f{0}')} END"
+LEVEL_CHECKS = (
+    *written_number("f{0}", "rel_level"),
+    *finite_number("f{0}", "rel_level"),
+    Check("rel_level is below 0", "TRY_CAST(f{0} AS DOUBLE) < 0", "'rel_level ' || f{0} || '; 0 is non-relevant'"),
+)
+
+
+def _level_checks(field: int) -> tuple[Check, ...]:
+    """LEVEL_CHECKS of the field numbered `field`."""
+    return tuple(Check(c.rule, c.broken.format(field), c.detail.format(field)) for c in LEVEL_CHECKS)
+
+
+QRELS_JG = TrecFormat(
+    line=LineFormat("qrels", 4, QRELS_CHECKS, "f1, f2, f3", "document judged twice in this judgment group", FIRST_AT),
+    fast_types=(pa.string(), pa.string(), pa.string(), pa.float64()),
+    select=f"f1, f2, f3, {whole_value('f4')}, line_no",
+    key="qid, jg, docno",
+)
+PREFS = TrecFormat(
+    line=LineFormat(
+        "prefs", 5,
+        (ascii_blanks(5), field_count("qid jg jsg docno rel_level", "nfields <> 5"), *_level_checks(5)),
+        "f1, f2, f3, f4", "document given twice in this judgment sub-group",
+        "'qid ' || f1 || ', judgment group ' || f2 || ', sub-group ' || f3 || ', docno ' || f4 || ', ' || "
+        + FIRST_LINE,
+    ),
+    fast_types=(pa.string(), pa.string(), pa.string(), pa.string(), pa.float64()),
+    select=f"f1, f2, f3, f4, {LEVEL.format(5)}, line_no",
+    key="qid, jg, jsg, docno",
+)  # fmt: skip
+QRELS_PREFS = TrecFormat(
+    line=LineFormat(
+        "qrels_prefs", 4,
+        (ascii_blanks(4), field_count("qid jg docno rel_level", "nfields <> 4"), *_level_checks(4)),
+        "f1, f2, f3", "document judged twice in this judgment group",
+        "'qid ' || f1 || ', judgment group ' || f2 || ', docno ' || f3 || ', ' || " + FIRST_LINE,
+    ),
+    fast_types=(pa.string(), pa.string(), pa.string(), pa.float64()),
+    select=f"f1, f2, '0', f3, {LEVEL.format(4)}, line_no",
+    key="qid, jg, jsg, docno",
+)  # fmt: skip
+ZSCORES = TrecFormat(
+    line=LineFormat(
+        "z-score", 4,
+        (ascii_blanks(4), field_count("qid measure mean stddev", "nfields <> 4"),
+         *written_number("f3", "mean"), *finite_number("f3", "mean"),
+         *written_number("f4", "stddev"), *finite_number("f4", "stddev")),
+        "f1, f2", "measure given twice for this query", "'qid ' || f1 || ', measure ' || f2 || ', ' || " + FIRST_LINE,
+    ),
+    fast_types=(pa.string(), pa.string(), pa.float64(), pa.float64()),
+    select=f"f1, f2, NULL, {finite_value('f3')}, {finite_value('f4')}, line_no",
+    key="qid, measure",
+)  # fmt: skip
+
+
 def _chunks(scan: SimpleScan) -> Iterator[memoryview]:
     """The scan's bytes in chunks of about FAST_BLOCK bytes, each ending at a line's end (the last one
     may not), so that each chunk holds whole lines."""
@@ -494,22 +551,125 @@ def load_qrels(wh: Warehouse, path: str | Path, name: str | None = None) -> Load
     A labels file holds one set of qrels; loading the same bytes again is a no-op. `path` may be `-` or
     gzip-compressed, as for load_run.
     """
+    return _load_labels(wh, path, name, QRELS, "qrels", "trec.qrels")
+
+
+def load_qrels_jg(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
+    """Load qrels with judgment groups (`qid jg docno rel`, trec_eval -R qrels_jg) into the labels file
+    (table `qrels_jg`), replacing any earlier ones: the qrels rules, a document judged once per group."""
+    return _load_labels(wh, path, name, QRELS_JG, "qrels_jg", "trec.qrels_jg")
+
+
+def load_prefs(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
+    """Load preference judgments (`qid jg jsg docno rel_level`, trec_eval -R prefs) into the labels file
+    (table `prefs`), replacing any earlier ones. Besides each line's rules (PREFS), a judgment group must be
+    consistent, as trec_eval requires (check_preferences)."""
+    return _load_labels(wh, path, name, PREFS, "prefs", "trec.prefs", check_preferences)
+
+
+def load_qrels_prefs(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
+    """Load qrels read as preferences (`qid jg docno rel_level`, trec_eval -R qrels_prefs: the second field
+    is the judgment group, each group one sub-group '0') into the labels file (table `prefs`)."""
+    return _load_labels(wh, path, name, QRELS_PREFS, "prefs", "trec.qrels_prefs")
+
+
+def load_zscores(wh: Warehouse, path: str | Path, name: str | None = None) -> LoadResult:
+    """Load a z-score file (`qid measure mean stddev`, trec_eval -Z) into the labels file (table `zscores`),
+    replacing any earlier one; each measure name, as trec_eval prints it, is read as the measure it is
+    (measures.canonical_of_label). A label input: its means and deviations come from judged evaluations."""
+    return _load_labels(wh, path, name, ZSCORES, "zscores", "trec.zscores", name_measures)
+
+
+def _load_labels(
+    wh: Warehouse, path: str | Path, name: str | None, fmt: TrecFormat, table: str, loader: str,
+    check: Callable[[Warehouse, str], None] | None = None,
+) -> LoadResult:  # fmt: skip
+    """Load a labels file of format `fmt` into the labels table `table` (replacing what it held; the same
+    bytes again are a no-op); `check(wh, shown path)` runs over the loaded rows before the load commits."""
     source = Input(path)
     shown = shown_path(path)
     name = name or default_name(path)
     with wh.labels():
-        previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = 'qrels'")
+        previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = ?", [table])
         if [n for n, _, _ in previous] == [name] and previous[0][2] == source.sha256():
-            return LoadResult("qrels", name, shown, previous[0][2], 0, "unchanged")
+            return LoadResult(table, name, shown, previous[0][2], 0, "unchanged")
 
         def finish(rows: int, sha: str, _: QueryBlocks | None) -> None:
-            record_source(wh, "labels.meta.sources", "qrels", name, shown, sha, rows, "trec.qrels")
+            if check is not None:
+                check(wh, shown)
+            record_source(wh, "labels.meta.sources", table, name, shown, sha, rows, loader)
 
-        replace = ["DELETE FROM labels.qrels", "DELETE FROM labels.meta.sources WHERE table_name = 'qrels'"]
-        rows, sha = _load(wh, source, QRELS, "labels.qrels", "labels.qrels", [], replace, finish)
+        replace = [f"DELETE FROM labels.{table}", f"DELETE FROM labels.meta.sources WHERE table_name = '{table}'"]
+        rows, sha = _load(wh, source, fmt, f"labels.{table}", f"labels.{table}", [], replace, finish)
     if not previous:
-        return LoadResult("qrels", name, shown, sha, rows, "loaded")
-    return LoadResult("qrels", name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
+        return LoadResult(table, name, shown, sha, rows, "loaded")
+    return LoadResult(table, name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
+
+
+def check_preferences(wh: Warehouse, path: str) -> None:
+    """The rules of a judgment group as a whole (labels.prefs, just loaded), which trec_eval enforces when it
+    evaluates: a document is non-relevant (rel_level 0) in every sub-group of a group or in none; and no
+    document is preferred to itself through a chain of sub-groups' preferences (a > b in one, b > a in
+    another). Raises an InputError naming a line of the first conflict."""
+    mixed = wh.sql(
+        """
+        SELECT p.line, p.docno, p.jg, q.line
+        FROM labels.prefs AS p
+        JOIN labels.prefs AS q ON q.qid = p.qid AND q.jg = p.jg AND q.docno = p.docno AND q.line < p.line
+        WHERE (p.rel_level = 0) <> (q.rel_level = 0)
+        ORDER BY p.line, q.line
+        LIMIT 1
+        """
+    )
+    if mixed:
+        line, docno, jg, first = mixed[0]
+        raise InputError(
+            path, line, "a document non-relevant (rel_level 0) in one sub-group and relevant in another of the same "
+            "judgment group", f"docno {docno}, judgment group {jg}; first at line {first}",
+        )  # fmt: skip
+    cycle = wh.sql(
+        """
+        WITH RECURSIVE preferred AS (
+            SELECT DISTINCT a.qid, a.jg, a.docno AS better, b.docno AS worse
+            FROM labels.prefs AS a
+            JOIN labels.prefs AS b ON b.qid = a.qid AND b.jg = a.jg AND b.jsg = a.jsg AND a.rel_level > b.rel_level
+        ),
+        chains AS (
+            SELECT qid, jg, better, worse FROM preferred
+            UNION
+            SELECT c.qid, c.jg, c.better, p.worse
+            FROM chains AS c
+            JOIN preferred AS p ON p.qid = c.qid AND p.jg = c.jg AND p.better = c.worse
+        )
+        SELECT min(p.line), c.better, c.jg
+        FROM chains AS c
+        JOIN labels.prefs AS p ON p.qid = c.qid AND p.jg = c.jg AND p.docno = c.better
+        WHERE c.better = c.worse
+        GROUP BY c.qid, c.jg, c.better
+        ORDER BY 1
+        LIMIT 1
+        """
+    )
+    if cycle:
+        line, docno, jg = cycle[0]
+        raise InputError(
+            path, line, "a document preferred to itself through the sub-groups of its judgment group",
+            f"docno {docno}, judgment group {jg}: the sub-groups' rel_levels contradict each other",
+        )  # fmt: skip
+
+
+def name_measures(wh: Warehouse, path: str) -> None:
+    """Give each measure of a z-score file just loaded (labels.zscores) the canonical name of the measure
+    trec_eval prints under that name (NULL for none)."""
+    from rankhouse.measures import canonical_of_label
+
+    names = [row[0] for row in wh.sql("SELECT DISTINCT measure FROM labels.zscores ORDER BY measure")]
+    mapping = pa.table({"measure": names, "canonical": [canonical_of_label(n) for n in names]})
+    with wh.registered("rh_zscore_names", mapping):
+        wh.sql(
+            "UPDATE labels.zscores AS z SET canonical = n.canonical "
+            "FROM rh_zscore_names AS n WHERE n.measure = z.measure"
+        )
 
 
 def write_run(wh: Warehouse, run_id: str, path: str | Path) -> int:

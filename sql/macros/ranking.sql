@@ -31,3 +31,11 @@ SELECT
     row_number() OVER (PARTITION BY query_row ORDER BY {{ seed_order() }}) AS rank
 FROM scores
 {%- endmacro %}
+
+{#- trec_eval's order of a run's documents when it counts preferences (form_prefs_counts.c): score
+    descending, then docno ascending, the other way round from trec_order's ties. `precision` as in
+    trec_order. -#}
+{% macro trec_prefs_order(score, docno, precision="double") -%}
+{{ require(precision in ["double", "float"], 'score_precision is "double" (trec_eval 10) or "float" (trec_eval 9 and pytrec_eval)') -}}
+CAST({{ score }} AS {% if precision == "float" %}FLOAT{% else %}DOUBLE{% endif %}) DESC, {{ docno }}
+{%- endmacro %}
