@@ -51,7 +51,7 @@ from pathlib import Path
 import duckdb
 
 import rankhouse
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import FreezeError, GateError, RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import expecting, sha256_bytes, sha256_file
@@ -694,22 +694,22 @@ class Study:
             self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
             return latest, False
         if latest is None and supersedes is not None:
-            raise RankhouseError(f"study {self.protocol.name} has no freeze to supersede")
+            raise FreezeError(f"study {self.protocol.name} has no freeze to supersede")
         if latest is not None:
             if supersedes is None:
                 unplanned = [] if latest.record.get("plan") else [f"{latest.freeze_id} records no evaluate plan"]
                 changes = "; ".join(describe_changes(latest.record, snapshot) + unplanned)
-                raise RankhouseError(
+                raise FreezeError(
                     f"study {self.protocol.name} is frozen as {latest.freeze_id} and has changed since ({changes}). "
                     f"A correction is a new freeze: rankhouse study freeze {self.protocol.path} "
                     f"--supersedes {latest.freeze_id} --reason '...'"
                 )
             if supersedes != latest.freeze_id:
-                raise RankhouseError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
+                raise FreezeError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
             if not (reason or "").strip():
-                raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
+                raise FreezeError("a superseding freeze needs --reason saying what was corrected and why")
             if _content(latest.record) == snapshot_content:
-                raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
+                raise FreezeError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
         if export != CANONICAL_EXPORT:
             snapshot["tables"] = self._table_digests()  # a new freeze is written with the current export
         n = latest.n + 1 if latest else 1
@@ -796,16 +796,16 @@ class Study:
         are refused; `reload` loads them again from their files."""
         existing = self.freezes()
         if not existing:
-            raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
+            raise GateError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
         freeze = existing[-1]
         problems = self.verify(freeze, full)
         if problems:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: study {self.protocol.name} changed since freeze {freeze.freeze_id}:\n  "
                 + "\n  ".join(problems)
             )
         if freeze.record.get("plan") is None:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: freeze {freeze.freeze_id} was made before freezes recorded the evaluate "
                 "plan, so its evaluation is not covered; record it in a new freeze first: rankhouse study freeze "
                 f"{self.protocol.path} --supersedes {freeze.freeze_id} --reason 'record the evaluate plan'"
@@ -818,7 +818,7 @@ class Study:
         problems = self.content_problems(labels=True, full=full)
         if problems:
             self.wh.close_gate(publish_labels=False)
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: study {self.protocol.name}'s labels changed since they were loaded:\n  "
                 + "\n  ".join(problems)
             )

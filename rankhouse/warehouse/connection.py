@@ -43,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import GateError, RankhouseError
 from rankhouse.warehouse import files
 from rankhouse.warehouse.layout import (
     DEFAULT_NAMESPACE,
@@ -893,7 +893,7 @@ class Warehouse:
         """Raise the error open_gate would raise, without opening anything (commands check this before
         they write anything)."""
         if self.gated() and verified_freeze is None:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels of study {self.namespace} open only through `rankhouse study evaluate` (or "
                 "`rankhouse query --study`), after the study's latest freeze verifies"
             )
