@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas
     import polars
 
-    from rankhouse.compare import CompareResult
+    from rankhouse.comparison import CompareResult
     from rankhouse.evaluation import EvalResult
     from rankhouse.warehouse import Warehouse
 
@@ -299,7 +299,7 @@ class ComparisonResult(Table):
 
 
 def _percent(level: float) -> str:
-    from rankhouse.compare import percent
+    from rankhouse.comparison import percent
 
     return percent(level)
 
@@ -467,8 +467,8 @@ def compare(
         >>> table = rankhouse.compare("qrels.test", {"a": a_df, "b": b_df}, ["AP"], baseline="a")  # doctest: +SKIP
         >>> table  # in a notebook: the table with its marks  # doctest: +SKIP
     """
-    from rankhouse.compare import DEFAULT_SEED, CompareOptions, compared_measures
-    from rankhouse.compare import compare as compare_runs
+    from rankhouse.comparison import DEFAULT_SEED, CompareOptions, compared_measures
+    from rankhouse.comparison import compare as compare_runs
     from rankhouse.frames import load_sources
     from rankhouse.warehouse import Warehouse
 
