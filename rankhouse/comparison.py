@@ -343,7 +343,7 @@ def compare(
         **eval_options.parameters(),
         "measures": canonical,  # as evaluation.compute_measures passes them, so its models are reused
         "bootstrap_plan": BOOTSTRAP_PLAN,
-        "permutation_plan": PERMUTATION_PLAN if options.test == "randomization" else "",
+        **({"permutation_plan": PERMUTATION_PLAN} if options.test == "randomization" else {}),
         "resample": "drop",
         "contrasts": [[run, baseline] for run in names if run != baseline],
         "contrast_measures": canonical,
@@ -352,7 +352,7 @@ def compare(
         "p_value_correction": options.correction,
         "significance_level": float(options.alpha),
     }
-    project = Project.load(params=params)
+    project = Project.load(params=params, closure=[TARGETS.strip("+")])  # parses only the models it reads
     Runner(wh, project, params, engine=engine).run(project.select(TARGETS), progress=progress)
     return read_comparisons(wh, names, baseline, measures, options, evaluated.summary, queries)
 
