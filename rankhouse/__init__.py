@@ -1,16 +1,12 @@
 """rankhouse: an embedded DuckDB warehouse for reproducible retrieval experiments.
 
 The Python API (rankhouse/api.py, docs/python.md): evaluate, compare, fuse, connect and Study, imported
-on first use so that `import rankhouse` (and the command line's start) stays as light as the version
-string.
+on first use, so that `import rankhouse` (and with it the command line's start) stays as light as the
+version string. Their types are in __init__.pyi.
 
     >>> import rankhouse
     >>> rankhouse.evaluate("qrels.test", ["results.test"], ["AP"])  # doctest: +SKIP
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -19,24 +15,6 @@ __all__ = [
     "StudyStatus", "Table", "__version__", "compare", "connect", "errors", "evaluate", "fuse",
 ]  # fmt: skip
 API = frozenset(__all__) - {"__version__", "errors"}
-
-if TYPE_CHECKING:
-    from rankhouse import errors
-    from rankhouse.api import (
-        ComparisonResult,
-        Connection,
-        EvaluationResult,
-        Frozen,
-        FusionResult,
-        Study,
-        StudyEvaluation,
-        StudyStatus,
-        Table,
-        compare,
-        connect,
-        evaluate,
-        fuse,
-    )
 
 
 def __getattr__(name: str) -> object:

@@ -131,10 +131,10 @@ def test_the_same_dataframes_through_ir_measures():
     qrels = qrels_frame(read_qrels(QRELS))
     runs = {"test": run_frame(read_run(TEST)), "trunc": run_frame(read_run(TRUNC))}
     names = ["nDCG@10", "P@10", "AP", "RR", "R@100", "Rprec", "Bpref"]
-    ours = rankhouse.evaluate(qrels, runs, names, per_query=True, float_scores=True)
+    measures = [ir_measures.parse_measure(m) for m in names]
+    ours = rankhouse.evaluate(qrels, runs, measures, per_query=True, float_scores=True)  # its objects as names
     per_query = ours.to_dict(per_query=True)
     for name, frame in runs.items():
-        measures = [ir_measures.parse_measure(m) for m in names]
         theirs = {}
         for metric in ir_measures.iter_calc(measures, qrels, frame):
             theirs.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
@@ -328,6 +328,8 @@ def test_a_study_from_python_keeps_the_gate(tmp_path):
         moved.freeze()
     with pytest.raises(GateError, match="^the labels stay closed: study trec_sample changed since"):
         rankhouse.connect(db, study=changed)
+    with pytest.raises(FreezeError, match=r"^study trec_sample is frozen as trec_sample-1 and has changed since \("):
+        moved.run()
     assert "CHANGED" in str(moved.status())
 
 
