@@ -820,8 +820,11 @@ class Study:
         Example: study.results("run_measures").to_pandas()"""
         table = table or ("retrieval_metrics" if self.protocol.outputs.get("writer") == "retrieval" else "run_measures")
         with connect(self.db) as con:
-            evaluated = con.sql(f'SELECT freeze_id FROM "{self.name}".meta.evaluations ORDER BY evaluated_at DESC')
-            known = list(dict.fromkeys(evaluated.to_pydict()["freeze_id"]))
+            attached = con.sql("SELECT database_name FROM duckdb_databases()").to_pydict()["database_name"]
+            known: list[str] = []
+            if self.name in attached:  # the study's namespace, once something of it was published
+                query = f'SELECT freeze_id FROM "{self.name}".meta.evaluations ORDER BY evaluated_at DESC'
+                known = list(dict.fromkeys(con.sql(query).to_pydict()["freeze_id"]))
             if not known:
                 raise RankhouseError(f"study {self.name} has no evaluated freeze yet: evaluate it first")
             freeze = freeze or known[0]

@@ -20,7 +20,7 @@ from conftest import TREC, read_qrels, read_run
 
 import rankhouse
 from rankhouse.cli import run as cli_run
-from rankhouse.errors import FrameError, FreezeError, GateError, QueryError, RankhouseError
+from rankhouse.errors import FrameError, FreezeError, GateError, InternalError, QueryError, RankhouseError
 from rankhouse.paths import ROOT
 
 QRELS, TEST, TRUNC = TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc"
@@ -294,6 +294,8 @@ def test_a_study_from_python_keeps_the_gate(tmp_path):
     with pytest.raises(GateError, match="^study trec_sample has no freeze yet: run `rankhouse study freeze` first$"):
         study.evaluate()
     study.prepare()
+    with pytest.raises(RankhouseError, match="^study trec_sample has no evaluated freeze yet: evaluate it first$"):
+        study.results()
     assert study.status().stage == "prepared"
     with pytest.raises(GateError, match="^study trec_sample has no freeze: its labels stay closed$"):
         rankhouse.connect(db, study=study)
@@ -429,6 +431,26 @@ def test_options_and_names_are_refused_with_the_commands_messages(capsys):
         rankhouse.evaluate(QRELS, [TEST, run_frame(read_run(TRUNC))], ["AP"])
     with pytest.raises(RankhouseError, match="no such file"):
         rankhouse.evaluate(QRELS, [TREC / "missing.run"], ["AP"])
+
+
+def test_an_unexpected_error_is_an_internal_error_with_the_commands_line(monkeypatch):
+    """What rankhouse did not expect (here DuckDB failing inside the measure models) is InternalError with
+    the command line's one line, the original exception kept as its cause, never DuckDB's text alone."""
+    import duckdb
+
+    import rankhouse.evaluation
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ARG001
+        raise duckdb.InternalException("INTERNAL Error: something broke\nStack Trace: ...")
+
+    monkeypatch.setattr(rankhouse.evaluation, "compute_measures", broken)
+    with pytest.raises(InternalError) as failed:
+        rankhouse.evaluate(GOOD, {"bm25": {"301": {"d1": 1.0}}}, ["P@1"])
+    assert str(failed.value) == (
+        "internal error: InternalException: INTERNAL Error: something broke Stack Trace: ... (please report it, "
+        "with the call that raised it)"
+    )
+    assert isinstance(failed.value.__cause__, duckdb.InternalException)
 
 
 def test_to_polars_without_polars_says_what_to_install(monkeypatch):
