@@ -118,10 +118,16 @@ def html_table(columns: list[str], rows: list[dict], total: int | None = None) -
     """Rows as an HTML table (values escaped), with a note where only the first rows are shown."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(row[c]))}</td>" for c in columns) + "</tr>" for row in rows
+        "<tr>" + "".join(_td(html.escape(_cell(row[c])), isinstance(row[c], (int, float))) for c in columns) + "</tr>"
+        for row in rows
     )
     more = f"<p>first {len(rows)} of {total:,} rows</p>" if total is not None and total > len(rows) else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _td(text: str, number: bool) -> str:
+    """A table cell, numbers aligned right."""
+    return f'<td style="text-align:right">{text}</td>' if number else f"<td>{text}</td>"
 
 
 def _cell(value: object) -> str:
@@ -217,10 +223,14 @@ class EvaluationResult(Table):
         from rankhouse.evaluation import TEXT, fixed
 
         shown = [m for m in self._result.measures if m.family not in TEXT]
-        rows = [
-            {"run": run, **{m.label: fixed(m, self._result.summary[run][m.label]) for m in shown}} for run in self.runs
-        ]
-        return html_table(["run", *(m.label for m in shown)], rows)
+        head = "".join(f"<th>{html.escape(label)}</th>" for label in ["run", *(m.label for m in shown)])
+        body = "".join(
+            f"<tr><td>{html.escape(run)}</td>"
+            + "".join(_td(html.escape(fixed(m, self._result.summary[run][m.label])), True) for m in shown)
+            + "</tr>"
+            for run in self.runs
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 class ComparisonResult(Table):
@@ -289,7 +299,7 @@ class ComparisonResult(Table):
                 mean, diff, p = result.cells(run, m)
                 mark = mean.endswith("*")
                 shown = f"<b>{html.escape(mean[:-1])}</b><sup>*</sup>" if mark else html.escape(mean)
-                cells += [f"<td>{shown}</td>", f"<td>{html.escape(diff)}</td>", f"<td>{html.escape(p)}</td>"]
+                cells += [_td(shown, True), _td(html.escape(diff), True), _td(html.escape(p), True)]
             body.append("<tr>" + "".join(cells) + "</tr>")
         caption = "<br>".join(html.escape(line) for line in self.caption)
         return (

@@ -228,7 +228,7 @@ def test_evaluate_renders_as_rankhouse_eval(capsys):
     assert result.to_latex() == cli(capsys, "eval", *common, "--format", "latex")
     assert result.render("text") == cli(capsys, "eval", *common, "-q")
     assert result.render("csv") == cli(capsys, "eval", *common, "-q", "--format", "csv")
-    assert "<td>0.3016</td>" in result._repr_html_()  # nDCG@10 of results.test, as the markdown shows it
+    assert '<td style="text-align:right">0.3016</td>' in result._repr_html_()  # nDCG@10 of results.test
 
 
 def test_compare_renders_as_rankhouse_compare_on_frames_and_files(capsys, tmp_path):
@@ -277,6 +277,16 @@ def test_fuse_is_rankhouse_fuse_on_files_and_frames(capsys, tmp_path):
     assert frames.to_arrow().equals(fused.to_arrow())
     evaluated = rankhouse.evaluate(QRELS, fused.runs, ["nDCG@10"])
     assert evaluated.runs == ["rrf", "rsf"]
+    # the p-value rules read each arm's null run (here each arm's own run stands for its panel's scores)
+    nulls = {"test": TRUNC, "trunc": TEST}
+    mixture = rankhouse.fuse(arms, "mixture", nulls=nulls, depth=50)
+    as_frames = rankhouse.fuse(
+        {"test": read_run(TEST), "trunc": run_frame(read_run(TRUNC))}, "mixture", depth=50,
+        nulls={"test": pl.from_pandas(run_frame(read_run(TRUNC))), "trunc": read_run(TEST)},
+    )  # fmt: skip
+    assert as_frames.to_arrow().equals(mixture.to_arrow()) and mixture.to_arrow().num_rows > 0
+    assert (as_frames.incomplete, as_frames.candidates) == (mixture.incomplete, mixture.candidates)
+    assert 0 < mixture.incomplete < mixture.candidates  # results.trunc lacks query 302: its candidates there
     with pytest.raises(RankhouseError, match="^mixture reads every arm's null run; no null run for test, trunc$"):
         rankhouse.fuse(arms, "mixture")
 
