@@ -34,6 +34,44 @@ class InputError(RankhouseError):
         super().__init__(message)
 
 
+class FrameError(InputError):
+    """A run or qrels given in Python (a DataFrame, an Arrow table, a dict of dicts) that breaks a rule:
+    names the frame, the row (or the dict's keys) and the column, and the rule.
+
+    >>> str(FrameError("run 'bm25' (pandas DataFrame)", "score is NaN or infinite", "score nan", "row 3", "score"))
+    "run 'bm25' (pandas DataFrame), row 3, column score: score is NaN or infinite (score nan)"
+    """
+
+    def __init__(
+        self, frame: str, rule: str, detail: str = "", where: str | None = None, column: str | None = None
+    ) -> None:
+        self.frame = frame
+        self.where = where
+        self.column = column
+        place = "".join(f", {part}" for part in (where, f"column {column}" if column else None) if part)
+        super().__init__(f"{frame}{place}", 0, rule, detail)
+        self.args = (f"{frame}{place}: {rule}" + (f" ({detail})" if detail else ""),)
+
+
+class GateError(RankhouseError):
+    """The labels stay closed: a study without a freeze, or one that changed since its latest freeze, or
+    its labels asked for without a verified freeze."""
+
+
+class FreezeError(RankhouseError):
+    """A freeze refused: a study that changed since its latest freeze needs a correction (a new freeze
+    that supersedes it, with a reason), and a correction must name the latest freeze and change something."""
+
+
+class QueryError(RankhouseError):
+    """An analyst's SQL on a read-only warehouse failed (`rankhouse query`, rankhouse.connect)."""
+
+
+class InternalError(RankhouseError):
+    """An error rankhouse did not expect (a bug): the CLI's `internal error: ...` line, the original
+    exception as its cause."""
+
+
 class ModelError(RankhouseError):
     """A model that cannot be built into the DAG (bad header, unknown table, cycle...)."""
 

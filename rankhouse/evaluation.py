@@ -389,6 +389,10 @@ def check_grades(wh: Warehouse, qrels: str | Path, measures: list[Measure]) -> N
             raise InputError(qrels, line, f"grade {grade} is above {limit}, the highest grade {m.label} takes", why)
 
 
+# How a command loads its qrels and runs into a warehouse: (the loads, qrels first; the run names in order).
+Loading = Callable[[Warehouse, object, list], tuple[list[LoadResult], list[str]]]
+
+
 def load_inputs(
     wh: Warehouse, qrels: str | Path, runs: Iterable[str | Path | RunInput], options: EvalOptions = EvalOptions()
 ) -> tuple[list[LoadResult], list[str]]:
@@ -421,9 +425,11 @@ def evaluate(
     progress: Progress | None = None,
     engine: DuckDBEngine | None = None,
     per_query: bool = True,
+    load: Loading | None = None,
 ) -> EvalResult:
-    """Load `qrels` and `runs` into `wh` (load_inputs), compute the measures on `engine` (DuckDB by default;
-    the caller closes it), and return them for these runs (their per-query values too with `per_query`).
+    """Load `qrels` and `runs` into `wh` (load_inputs, or `load`, which loads them in its own way: the
+    Python API's DataFrames), compute the measures on `engine` (DuckDB by default; the caller closes it),
+    and return them for these runs (their per-query values too with `per_query`).
 
     A run given as a string may be `NAME=PATH`; a Path is always a path.
 
@@ -435,7 +441,7 @@ def evaluate(
     """
     measures = parse_measures(measure_specs or [REL_FORMATS[options.rel_format][3]])
     check_judgments(measures, options.rel_format)
-    loaded, run_ids = load_inputs(wh, qrels, runs, options)
+    loaded, run_ids = load(wh, qrels, runs) if load is not None else load_inputs(wh, qrels, runs, options)
     if on_load:
         for result in loaded:
             on_load(result)

@@ -13,11 +13,14 @@ references, and needs no null run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from rankhouse.errors import RankhouseError, did_you_mean
+from rankhouse.loaders.sources import LoadResult
 from rankhouse.loaders.trec import load_run
 from rankhouse.paths import MODELS_DIR
 from rankhouse.progress import Progress
@@ -132,16 +135,22 @@ def plan_fusion(
     return FusionPlan(dict(arms), nulls, rankings, params, project, selection, null_rules)
 
 
-def run_fusion(wh: Warehouse, plan: FusionPlan, progress: Progress | None = None) -> list[ModelRun]:
-    """Load a plan's run files, every arm's under its arm name and, when an asked rule reads them, its
-    null run as `<arm>.null`; then build the plan's models.
+def run_fusion(
+    wh: Warehouse,
+    plan: FusionPlan,
+    progress: Progress | None = None,
+    load: Callable[[Warehouse, object, str], LoadResult] = load_run,
+) -> list[ModelRun]:
+    """Load a plan's run files (or, with `load`, its runs in another form: the Python API's DataFrames),
+    every arm's under its arm name and, when an asked rule reads them, its null run as `<arm>.null`; then
+    build the plan's models.
 
     Example: run_fusion(wh, plan_fusion(arms, nulls, ["mixture"]), progress=TextProgress())
     """
     for arm, path in plan.arms.items():
-        load_run(wh, path, arm)
+        load(wh, path, arm)
         if plan.null_rules:
-            load_run(wh, plan.nulls[arm], f"{arm}.null")
+            load(wh, plan.nulls[arm], f"{arm}.null")
     return Runner(wh, plan.project, plan.params).run(plan.selection, progress=progress)
 
 
@@ -187,19 +196,43 @@ def write_fused_run(wh: Warehouse, rule: str, path: str | Path, tag: str | None 
     1415478
     """
     tag = tag or f"rankhouse-{rule}"
-    where = "f.rule = $rule AND f.corpus = $corpus"
     params = {"rule": rule, "corpus": RUN_CORPUS}
-    lines = wh.sql(f"SELECT count(*) FROM models.fused_rankings AS f WHERE {where}", params)[0][0]
+    lines = wh.sql(f"SELECT count(*) FROM models.fused_rankings AS f WHERE {FUSED_WHERE}", params)[0][0]
     if not lines:
         known = [r for (r,) in wh.sql("SELECT DISTINCT rule FROM models.fused_rankings ORDER BY rule")]
         raise RankhouseError(f"no fused ranking for rule {rule!r}; known: {', '.join(known) or 'none'}")
     lines_sql = f"""
-        SELECT concat_ws(' ', q.qid, 'Q0', d.docno, f.rank, CAST(f.score AS VARCHAR), $tag) AS line
-        FROM models.fused_rankings AS f
-        JOIN models.run_query_keys AS q ON q.query_row = f.query_row
-        JOIN models.run_document_keys AS d ON d.doc_row = f.doc_row
-        WHERE {where}
-        ORDER BY q.qid, f.rank
+        SELECT concat_ws(' ', qid, 'Q0', docno, rank, CAST(score AS VARCHAR), $tag) AS line
+        FROM ({FUSED_ROWS}) ORDER BY qid, rank
     """
     wh.export_lines(lines_sql, {**params, "tag": tag}, path)
     return lines
+
+
+def fused_rows(wh: Warehouse, rules: Sequence[str]) -> pa.Table:
+    """The fused rankings of `rules` (fusion rules or arm names) as an Arrow table: rule, query_id,
+    doc_id, rank, score (the rows write_fused_run writes), by rule in the order given, query id, rank.
+
+    >>> fused_rows(wh, ["rrf"]).column_names  # doctest: +SKIP
+    ['rule', 'query_id', 'doc_id', 'rank', 'score']
+    """
+    tables = [
+        wh.con.sql(
+            f"SELECT $rule AS rule, qid AS query_id, docno AS doc_id, rank, score FROM ({FUSED_ROWS}) "
+            "ORDER BY qid, rank",
+            params={"rule": rule, "corpus": RUN_CORPUS},
+        ).to_arrow_table()
+        for rule in rules
+    ]
+    return pa.concat_tables(tables)
+
+
+# One rule's fused ranking of run files by the files' ids ($rule, $corpus): what write_fused_run writes.
+FUSED_WHERE = "f.rule = $rule AND f.corpus = $corpus"
+FUSED_ROWS = f"""
+    SELECT q.qid, d.docno, f.rank, f.score
+    FROM models.fused_rankings AS f
+    JOIN models.run_query_keys AS q ON q.query_row = f.query_row
+    JOIN models.run_document_keys AS d ON d.doc_row = f.doc_row
+    WHERE {FUSED_WHERE}
+"""

@@ -17,7 +17,7 @@ from clirunner import rankhouse
 from conftest import TREC
 from scipy import special, stats
 
-from rankhouse.compare import CompareOptions, compare
+from rankhouse.comparison import CompareOptions, compare
 from rankhouse.errors import RankhouseError
 from rankhouse.measures import parse_measures
 from rankhouse.resample import sign_flips, store_permutation_plan
@@ -363,7 +363,7 @@ def test_randomization_test_of_tied_measures_equals_the_exact_enumeration(tmp_pa
     relevant documents, 0 and 1), ties included; AP's, on its exact doubles. Comparing the sums of the
     differences' doubles exactly (as the test did before) gets P@10's count wrong; so would rounding each
     difference to a coarser unit, for R@10's thirds (2/3 - 1/3 - 1/3 is not 0 in any rounded units)."""
-    from rankhouse import compare as compare_module
+    from rankhouse import comparison as compare_module
     from rankhouse.resample import store_signs
 
     n = 14

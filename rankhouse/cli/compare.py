@@ -9,7 +9,7 @@ import typer
 
 from rankhouse.cli.common import RUN_HELP, say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
-from rankhouse.compare import DEFAULT_SEED, FORMATS, CompareOptions, compare
+from rankhouse.comparison import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
 from rankhouse.progress import TextProgress
 from rankhouse.warehouse import Warehouse

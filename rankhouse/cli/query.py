@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from rankhouse.cli.common import DEFAULT, DbOption, choose, say, table
 from rankhouse.cli.shell import run_session
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import GateError, QueryError, RankhouseError
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -88,10 +88,10 @@ def open_for_analysts(
             studied = Study(protocol, wh, freezes)
             existing = studied.freezes()
             if not existing:
-                raise RankhouseError(f"study {studied.protocol.name} has no freeze: its labels stay closed")
+                raise GateError(f"study {studied.protocol.name} has no freeze: its labels stay closed")
             problems = studied.verify(existing[-1])
             if problems:
-                raise RankhouseError(
+                raise GateError(
                     f"the labels stay closed: study {studied.protocol.name} changed since {existing[-1].freeze_id}: "
                     + "; ".join(problems)
                 )
@@ -125,7 +125,7 @@ def query_command(
             relation = wh.con.sql(sql)
             result = relation.to_arrow_table() if relation is not None else None
         except duckdb.Error as exc:
-            raise RankhouseError(f"query failed: {exc}") from None
+            raise QueryError(f"query failed: {exc}") from None
     if result is None:
         raise RankhouseError("the statement gives no result to print (a query has a SELECT, FROM or VALUES)")
     write_result(result, output_format, output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,7 @@ from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, NoSmokeOption, Q
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.studies import check_output_dir, check_protocol, summary_table, write_outputs
-from rankhouse.study import Protocol, Study, outputs_dir_for
+from rankhouse.study import Evaluation, Protocol, Study, outputs_dir_for
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.runner import DuckDBEngine
 
@@ -110,7 +111,10 @@ def freeze_command(
         _study(loaded, wh, freezes, sink).freeze(supersedes, reason, full)
 
 
-def _evaluate(study: Study, out: Path | None, reload: bool = False, full: bool = False) -> None:
+def _evaluate(
+    study: Study, out: Path | None, reload: bool = False, full: bool = False, show: Callable[[str], None] = print
+) -> Evaluation:
+    """Evaluate, write the outputs and the report into `out`, and show the writer's summary table."""
     evaluation = study.evaluate(reload, full)
     study.say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
@@ -118,7 +122,8 @@ def _evaluate(study: Study, out: Path | None, reload: bool = False, full: bool =
             study.say(f"wrote {path}")
         for path in build_report(out):
             study.say(f"wrote {path}")
-    print(summary_table(study, evaluation))
+    show(summary_table(study, evaluation))
+    return evaluation
 
 
 @study_app.command("evaluate")

@@ -51,7 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import rankhouse
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import FreezeError, RankhouseError
 from rankhouse.study.protocol import Protocol, shown
 from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -524,22 +524,22 @@ class Freezing:
             self.say(f"unchanged since freeze {latest.freeze_id}; nothing to freeze")
             return latest, False
         if latest is None and supersedes is not None:
-            raise RankhouseError(f"study {self.protocol.name} has no freeze to supersede")
+            raise FreezeError(f"study {self.protocol.name} has no freeze to supersede")
         if latest is not None:
             if supersedes is None:
                 unplanned = [] if latest.record.get("plan") else [f"{latest.freeze_id} records no evaluate plan"]
                 changes = "; ".join(describe_changes(latest.record, snapshot) + unplanned)
-                raise RankhouseError(
+                raise FreezeError(
                     f"study {self.protocol.name} is frozen as {latest.freeze_id} and has changed since ({changes}). "
                     f"A correction is a new freeze: rankhouse study freeze {self.protocol.path} "
                     f"--supersedes {latest.freeze_id} --reason '...'"
                 )
             if supersedes != latest.freeze_id:
-                raise RankhouseError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
+                raise FreezeError(f"--supersedes must name the latest freeze, {latest.freeze_id}, not {supersedes}")
             if not (reason or "").strip():
-                raise RankhouseError("a superseding freeze needs --reason saying what was corrected and why")
+                raise FreezeError("a superseding freeze needs --reason saying what was corrected and why")
             if _content(latest.record) == snapshot_content:
-                raise RankhouseError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
+                raise FreezeError(f"nothing changed since {latest.freeze_id}: there is nothing to correct")
         if export != CANONICAL_EXPORT:
             snapshot["tables"] = self._table_digests()  # a new freeze is written with the current export
         n = latest.n + 1 if latest else 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import GateError, RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.progress import SILENT, Progress
 from rankhouse.study.freeze import Freezing
@@ -124,16 +124,16 @@ class Study(InputLedger, Freezing, Results):
         are refused; `reload` loads them again from their files."""
         existing = self.freezes()
         if not existing:
-            raise RankhouseError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
+            raise GateError(f"study {self.protocol.name} has no freeze yet: run `rankhouse study freeze` first")
         freeze = existing[-1]
         problems = self.verify(freeze, full)
         if problems:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: study {self.protocol.name} changed since freeze {freeze.freeze_id}:\n  "
                 + "\n  ".join(problems)
             )
         if freeze.record.get("plan") is None:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: freeze {freeze.freeze_id} was made before freezes recorded the evaluate "
                 "plan, so its evaluation is not covered; record it in a new freeze first: rankhouse study freeze "
                 f"{self.protocol.path} --supersedes {freeze.freeze_id} --reason 'record the evaluate plan'"
@@ -146,7 +146,7 @@ class Study(InputLedger, Freezing, Results):
         problems = self.content_problems(labels=True, full=full)
         if problems:
             self.wh.close_gate(publish_labels=False)
-            raise RankhouseError(
+            raise GateError(
                 f"the labels stay closed: study {self.protocol.name}'s labels changed since they were loaded:\n  "
                 + "\n  ".join(problems)
             )

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from rankhouse.errors import RankhouseError
+from rankhouse.errors import GateError, RankhouseError
 from rankhouse.warehouse import files
 from rankhouse.warehouse.layout import (
     DEFAULT_NAMESPACE,
@@ -84,6 +84,14 @@ def labels_path_for(db: str | Path, namespace: str = DEFAULT_NAMESPACE) -> str:
     '/data/study.d/labels/trec_sample.duckdb'
     """
     return str(Layout.of(db, Path(tempfile.gettempdir())).labels_file(namespace))
+
+
+def no_progress_bar(con: duckdb.DuckDBPyConnection) -> None:
+    """Turn DuckDB's progress bar off where it is on. In a Jupyter kernel without ipywidgets it is off
+    already, and DuckDB refuses any change of the setting (even to false): it is then left alone. (The
+    setting is fetched whole: DuckDB 2 refuses other work on a connection whose result is left open.)"""
+    if con.execute("SELECT current_setting('enable_progress_bar')").fetchall()[0][0]:
+        con.execute("SET enable_progress_bar = false")
 
 
 def _stderr(message: str) -> None:
@@ -166,7 +174,7 @@ class Warehouse:
     def _open(self, namespace: str) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
         con = self.con
-        con.execute("SET enable_progress_bar = false")  # rankhouse reports progress itself
+        no_progress_bar(con)  # rankhouse reports progress itself
         if self.layout.in_memory:
             # A throw-away warehouse is never written out: DuckDB's automatic checkpoints would only
             # recompress its tables in memory, time for no lower peak (docs/performance.md)
@@ -634,7 +642,7 @@ class Warehouse:
         """
         if self._files is None:
             self._files = duckdb.connect()
-            self._files.execute("SET enable_progress_bar = false")
+            no_progress_bar(self._files)
             self._limit_memory(self._files)
         return self._files
 
@@ -800,7 +808,7 @@ class Warehouse:
             shutil.copyfile(published, copy)
         side = duckdb.connect()
         try:
-            side.execute("SET enable_progress_bar = false")
+            no_progress_bar(side)
             side.execute(f"ATTACH '{_quote(str(copy))}' AS labels")
             side.execute("USE labels")
             side.execute(schema_ddl("labels"))
@@ -858,7 +866,7 @@ class Warehouse:
         self.close_gate(publish_labels=False)
         copy = self._labels_copy()
         side = duckdb.connect()
-        side.execute("SET enable_progress_bar = false")
+        no_progress_bar(side)
         side.execute(f"ATTACH '{_quote(str(copy))}' AS labels")
         try:
             self.con = side
@@ -893,7 +901,7 @@ class Warehouse:
         """Raise the error open_gate would raise, without opening anything (commands check this before
         they write anything)."""
         if self.gated() and verified_freeze is None:
-            raise RankhouseError(
+            raise GateError(
                 f"the labels of study {self.namespace} open only through `rankhouse study evaluate` (or "
                 "`rankhouse query --study`), after the study's latest freeze verifies"
             )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankhouse.errors import RankhouseError
-from rankhouse.evaluation import EvalOptions, evaluate
+from rankhouse.evaluation import EvalOptions, Loading, evaluate
 from rankhouse.loaders import LoadResult
 from rankhouse.loaders.trec import RunInput
 from rankhouse.measures import RUNID, Measure, parse_measures
@@ -312,10 +312,12 @@ def compare(
     on_load: Callable[[LoadResult], None] | None = None,
     progress: Progress | None = None,
     engine: DuckDBEngine | None = None,
+    load: Loading | None = None,
 ) -> CompareResult:
     """Load `qrels` and `runs` into `wh`, compute the measures and the comparisons with the baseline on
     `engine` (DuckDB by default; a SparkEngine gives the same table: the plans are stored tables).
-    A run given as a string may be `NAME=PATH`, as for evaluation.evaluate; the baseline is a run's name.
+    A run given as a string may be `NAME=PATH`, as for evaluation.evaluate (and `load` loads the inputs
+    instead of load_inputs, as there); the baseline is a run's name.
 
     >>> with Warehouse(":memory:") as wh:  # doctest: +SKIP
     ...     print(compare(wh, "qrels.test", ["a.run", "b.run"], ["AP"]).text())
@@ -325,8 +327,9 @@ def compare(
         raise RankhouseError("compare needs at least two runs: a baseline and a run to compare with it")
     eval_options = EvalOptions()
     evaluated = evaluate(
-        wh, qrels, list(runs), measure_specs, eval_options, on_load=on_load, progress=progress, engine=engine
-    )
+        wh, qrels, list(runs), measure_specs, eval_options, on_load=on_load, progress=progress, engine=engine,
+        load=load,
+    )  # fmt: skip
     names = evaluated.runs
     baseline = options.baseline if options.baseline is not None else names[0]
     if baseline not in names:
@@ -340,7 +343,7 @@ def compare(
         **eval_options.parameters(),
         "measures": canonical,  # as evaluation.compute_measures passes them, so its models are reused
         "bootstrap_plan": BOOTSTRAP_PLAN,
-        "permutation_plan": PERMUTATION_PLAN if options.test == "randomization" else "",
+        **({"permutation_plan": PERMUTATION_PLAN} if options.test == "randomization" else {}),
         "resample": "drop",
         "contrasts": [[run, baseline] for run in names if run != baseline],
         "contrast_measures": canonical,
@@ -349,7 +352,7 @@ def compare(
         "p_value_correction": options.correction,
         "significance_level": float(options.alpha),
     }
-    project = Project.load(params=params)
+    project = Project.load(params=params, closure=[TARGETS.strip("+")])  # parses only the models it reads
     Runner(wh, project, params, engine=engine).run(project.select(TARGETS), progress=progress)
     return read_comparisons(wh, names, baseline, measures, options, evaluated.summary, queries)
 
