@@ -74,7 +74,7 @@ def write_bundle(folder: Path, tasks: int, size: int, seed: int) -> dict:
 def measure(tasks: int, size: int, seed: int) -> dict:
     import pyarrow as pa
 
-    from rankhouse.loaders import (
+    from rankhouse.loaders.evidence import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankhouse.errors import InputError
-from rankhouse.loaders import (
-    LOADERS,
+from rankhouse.loaders import LOADERS
+from rankhouse.loaders.evidence import (
     load_evidence_documents,
     load_evidence_judgments,
     load_evidence_pool,

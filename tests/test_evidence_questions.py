@@ -13,8 +13,9 @@ import pytest
 from test_evidence_bundle import GOOD, parquet, unit_vectors, write_bundle
 
 from rankhouse.errors import InputError
-from rankhouse.loaders import LOADERS, load_evidence_documents, load_evidence_question_vectors, load_evidence_tasks
-from rankhouse.studies.evidence import encode_bundle
+from rankhouse.loaders import LOADERS
+from rankhouse.loaders.evidence import load_evidence_documents, load_evidence_question_vectors, load_evidence_tasks
+from rankhouse.studies.evidence.writer import encode_bundle
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
 

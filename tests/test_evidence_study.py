@@ -20,17 +20,17 @@ from warehouse_files import copy_warehouse
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.functions import register
-from rankhouse.loaders import (
+from rankhouse.loaders import load_run
+from rankhouse.loaders.evidence import (
     load_evidence_documents,
     load_evidence_judgments,
     load_evidence_pool,
     load_evidence_tasks,
     load_evidence_vectors,
-    load_run,
 )
 from rankhouse.paths import ROOT
 from rankhouse.select import greedy_select, greedy_steps, objective, program_sha256, record_program
-from rankhouse.studies.evidence import store_subset_plans
+from rankhouse.studies.evidence.writer import store_subset_plans
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project

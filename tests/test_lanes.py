@@ -848,8 +848,8 @@ def test_a_lanes_protocol_without_r10_writes_the_measures_it_asks_for(tmp_path):
     from conftest import lanes_subset_protocol
     from recorded_outputs import RECORDED
 
-    from rankhouse.studies import check_protocol, summary_table, write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import check_protocol, summary_table, write_outputs
     from rankhouse.warehouse import Warehouse
 
     protocol, _ = lanes_subset_protocol(tmp_path)

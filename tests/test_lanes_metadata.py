@@ -11,7 +11,7 @@ import tomllib
 import pytest
 
 from rankhouse.errors import RankhouseError
-from rankhouse.studies.lanes import CLASSIFICATION, classification
+from rankhouse.studies.lanes.writer import CLASSIFICATION, classification
 
 
 def sha256(path) -> str:

@@ -132,14 +132,14 @@ def build_evidence(wh: Warehouse) -> None:
     """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
     import json
 
-    from rankhouse.loaders import (
+    from rankhouse.loaders.evidence import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,
         load_evidence_tasks,
     )
     from rankhouse.select import record_program
-    from rankhouse.studies.evidence import store_subset_plans
+    from rankhouse.studies.evidence.writer import store_subset_plans
 
     folder = FIXTURES / "evidence"
     for load, name in (
@@ -237,7 +237,8 @@ def build_extraction(wh: Warehouse) -> None:
     of another provider and schema."""
     from datetime import datetime, timedelta
 
-    from rankhouse.loaders import load_documents, load_feature_schema, load_queries
+    from rankhouse.loaders import load_documents, load_queries
+    from rankhouse.loaders.features import load_feature_schema
 
     folder = FIXTURES / "retrieval"
     load_documents(wh, folder / "documents.csv", "tiny")
@@ -312,15 +313,9 @@ def build_features(wh: Warehouse) -> None:
     from datetime import datetime
 
     from rankhouse.generators import GENERATORS, Context
-    from rankhouse.loaders import (
-        load_document_classes,
-        load_documents,
-        load_feature_schema,
-        load_groups,
-        load_queries,
-        load_query_classes,
-        load_requirements,
-    )
+    from rankhouse.loaders import load_document_classes, load_documents, load_queries, load_query_classes
+    from rankhouse.loaders.features import load_feature_schema
+    from rankhouse.loaders.features_groups import load_groups, load_requirements
 
     folder = FIXTURES / "features"
     load_documents(wh, folder / "snapshot_train.csv", "tiny")

@@ -1,18 +1,19 @@
-"""The writer of TREC-style studies (the default; studies/trec_sample.toml): each run's measures over
-its queries, every per-query value (trec_eval -q) and the runs as loaded.
+"""The TREC writer, the default of every study that names no writer of its own (studies/trec_sample.toml):
+each run's measures over its queries, every per-query value (trec_eval -q) and the runs as loaded.
 
 results.json `methods.<run_id>.<measure>.value`; per_query.csv `run_id, qid, measure, value` (the
-summary-only measures, GMAP and NumQ, left out, as trec_eval -q does); runs/<run_id>.run (common.run_files).
+summary-only measures, GMAP and NumQ, left out, as trec_eval -q does); runs/<run_id>.run (writing.run_files).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.loaders import write_run
+from rankhouse.loaders.trec import write_run
 from rankhouse.measures import SUMMARY_ONLY, parse_measures
-from rankhouse.studies.common import header, run_files, write_csv, write_json
-from rankhouse.study import Evaluation, Study
+from rankhouse.study.results import Evaluation
+from rankhouse.study.stages import Study
+from rankhouse.study.writing import header, run_files, write_csv, write_json
 
 
 def results(study: Study, evaluation: Evaluation) -> dict:

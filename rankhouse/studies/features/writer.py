@@ -17,7 +17,7 @@ queries}`, `subsets`, `contrasts.<subset>.<a - b>`, `duplicates` (as retrieval s
 confusions.csv, ablations.csv, receipts.csv, paired_differences.csv (as every study's, labelled),
 fingerprints.json, DATASET_SOURCE.md (the data's SOURCE.md, copied), report.md; with E3/E4 also
 e3_groups.csv, e4_cases.csv, e4_semantic_failures.csv, e4_rank_changes.csv (written by
-rankhouse/studies/feature_requirements.py, which also gives E3's and E4's results and report sections).
+rankhouse/studies/features/requirements.py, which also gives E3's and E4's results and report sections).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from datetime import datetime
 from pathlib import Path
 
 from rankhouse.loaders.sources import sha256_file
-from rankhouse.studies import feature_requirements, retrieval
-from rankhouse.studies.common import DIFFERENCES, differences, loaded_sources, reproduction, write_csv, write_json
+from rankhouse.studies.features import requirements as feature_requirements
+from rankhouse.studies.retrieval import writer as retrieval
 from rankhouse.study import Evaluation, Study
+from rankhouse.study.writing import DIFFERENCES, differences, loaded_sources, reproduction, write_csv, write_json
 
 METHODS = ["bm25", "cosine", "dot", "weighted"]  # seed 004 E2, in its order
 MEASURES = ["Top-1", "Hit@5", "R@5", "RR", "nDCG@10", "P@5", "macro-Top-1"]
@@ -239,7 +240,7 @@ def _verdict(contrast: dict) -> str:
 
 
 def _sections(name: str, study: Study, evaluation: Evaluation) -> list[str]:
-    """E3's or E4's report sections (rankhouse/studies/feature_requirements.py), or a line saying that
+    """E3's or E4's report sections (rankhouse/studies/features/requirements.py), or a line saying that
     this protocol does not evaluate the part."""
     if not has_part(study, name):
         return [f"not part of this protocol (its rankings do not name {PARTS[name]})."]

@@ -1,5 +1,5 @@
 """Seed 004's E3 (broader semantic retrieval) and E4 (controllability) in a study's outputs, for the
-named-features writer (rankhouse/studies/features.py), which calls these functions:
+named-features writer (rankhouse/studies/features/writer.py), which calls these functions:
 
 e3_results, e4_results   the `e3` and `e4` blocks of results.json
 e3_sections, e4_sections  the report's Markdown sections (a list of blocks)
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies.common import write_csv
 from rankhouse.study import Evaluation, Study
+from rankhouse.study.writing import write_csv
 
 E3_PART, E4_PART, E4_UNWANTED_PART = "e3", "e4", "e4_unwanted"
 E3_SYSTEMS = ("phrase-bm25", "interpreted-requirements", "manual-requirements")

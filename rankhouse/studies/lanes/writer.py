@@ -6,7 +6,7 @@ results.json `methods.<combo|breadth|narrative>.<measure>.value` (every measure 
 `candidates`, `passage_scoring`; per_query.csv (those of P@10, R@10, nDCG@10 and RR the protocol asks
 for); k_distribution.csv; lanes.run; runs/<ordering>.run; manifest.json; metadata.json (seed 002's
 compact provenance and its run classification table, which the report shows). `needs` says what a lanes
-protocol's stages must build for this writer (rankhouse.studies.check_protocol).
+protocol's stages must build for this writer (rankhouse.study.outputs.check_protocol).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rankhouse.measures import parse_measures
-from rankhouse.studies.common import header, write_csv, write_json
 from rankhouse.study import Evaluation, Protocol, Study
+from rankhouse.study.writing import header, write_csv, write_json
 
 METHODS = ["combo", "breadth", "narrative"]
 # per_query.csv's measures, each a column of lane_query_metrics (NULL where the protocol does not ask for it)

@@ -1,4 +1,5 @@
-"""What every study writer shares: the results.json header, CSV and JSON files, measure blocks.
+"""What every study writer shares (rankhouse/study/outputs.py): the results.json header, CSV and JSON files,
+measure blocks.
 
 A study's outputs (DESIGN.md): DIR/results.json, `{study, freeze_id, protocol_sha256, supersedes:
 [{freeze_id, replaced_by, reason}], methods: {<method>: {<measure>: {value, ci_low?, ci_high?}}},
@@ -6,7 +7,7 @@ contrasts: {<subset>: {<a - b>: {mean, ci_low, ci_high}}}}` plus the writer's ow
 the runs as TREC files and study-specific CSVs; every figure comes from the results.* rows of the
 freeze (evaluate outputs) or from the frozen prepare models.
 
-Every study also gets (studies.write_outputs): DIR/provenance.json (`provenance`: the protocol's
+Every study also gets (outputs.write_outputs): DIR/provenance.json (`provenance`: the protocol's
 parameters, the freeze chain with each file's SHA-256 and reason, the inputs and loaded sources with
 their SHA-256, every prepare and evaluate model's fingerprint, package versions, reproduction commands)
 and, when the study has paired contrasts, DIR/paired_differences.csv (the per-query differences of
@@ -22,7 +23,8 @@ from importlib import metadata
 from pathlib import Path
 
 from rankhouse.errors import RankhouseError
-from rankhouse.study import Evaluation, Study
+from rankhouse.study.results import Evaluation
+from rankhouse.study.stages import Study
 
 
 def superseded_chain(study: Study, freeze_id: str) -> list[dict]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies.common import write_csv
 from rankhouse.study import Evaluation, Study
+from rankhouse.study.writing import write_csv
 
 # file -> (the model, its rows' order); the evaluate models' rows are those of the evaluated freeze
 EVALUATED = {

@@ -3,7 +3,7 @@ their paired bootstrap contrasts against the dense arm and RRF, the diagnostics 
 
 results.json `methods.<rule>.<measure>.{value, queries}`, `contrasts.all.<rule - baseline>.<measure>.
 {mean, ci_low, ci_high, replicates}`, `section9` and `success_condition` (seed 003's measurements:
-rankhouse/studies/fusion_measurements.py), `reference` (the identity cards with the time they were frozen);
+rankhouse/studies/fusion/measurements.py), `reference` (the identity cards with the time they were frozen);
 per_query.csv; reversals.csv, ndcg_deltas.csv and the section 9 CSVs (evaluate); reference_fingerprints.csv,
 tail_saturation.csv, reference_bounds.csv, influence.csv, admission.csv, vector_norms.csv (label-free,
 frozen); runs/<rule>.run.
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies import fusion_measurements
-from rankhouse.studies.common import header, write_csv, write_json, write_runs
+from rankhouse.studies.fusion import measurements as fusion_measurements
 from rankhouse.study import Evaluation, Study
+from rankhouse.study.writing import header, write_csv, write_json, write_runs
 
 ARMS = ["bm25", "dense"]
 P_VALUE_RULES = ("mixture", "fisher", "stouffer")

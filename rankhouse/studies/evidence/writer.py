@@ -30,7 +30,7 @@ import numpy as np
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.evidence import QUESTIONS
 from rankhouse.loaders.sources import writes_inputs
-from rankhouse.studies.common import header, write_csv, write_json
+from rankhouse.study.writing import header, write_csv, write_json
 
 if TYPE_CHECKING:
     from rankhouse.loaders.sources import LoadResult

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankhouse.studies.common import header, measure_block, write_csv, write_json, write_runs
 from rankhouse.study import Evaluation, Study
+from rankhouse.study.writing import header, measure_block, write_csv, write_json, write_runs
 
 
 def results(study: Study, evaluation: Evaluation) -> dict:
