@@ -65,11 +65,3 @@ CREATE TABLE IF NOT EXISTS evidence_obligations (
     judge        VARCHAR NOT NULL,
     requirement  INTEGER NOT NULL  -- 0-based index into the task's requirements
 );
-
--- Lanes study (rankhouse/lanes.py): the classes a topic maps to (a BANKING77 semantic group's intents),
--- so that a document of one of those classes (document_classes) is relevant to the topic.
-CREATE TABLE IF NOT EXISTS topic_classes (
-    corpus  VARCHAR NOT NULL,
-    topic   VARCHAR NOT NULL,
-    class   VARCHAR NOT NULL
-);

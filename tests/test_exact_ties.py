@@ -13,8 +13,8 @@ from fractions import Fraction
 from test_fusion import fuse
 from test_lanes import CORPUS, HandScores, chunks, insert_documents, run, write_lanes, write_topics
 
-from rankhouse.lanes import score_passages
-from rankhouse.loaders.lanes import load_lane_runs, load_narratives
+from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives
+from rankhouse.studies.lanes.passages import score_passages
 
 
 def ranked(fused, rule: str) -> list[str]:

@@ -50,7 +50,7 @@ def test_a_studys_tables_may_not_take_a_name_the_core_or_another_study_declares(
                                              r"study mine"):  # fmt: skip
         register(Tables("mine", inputs=mine), origin="test")
     mine.write_text("CREATE TABLE IF NOT EXISTS raw.lane_units (x INTEGER);\n")
-    with pytest.raises(RankhouseError, match=r"raw.lane_units is declared twice: by "):
+    with pytest.raises(RankhouseError, match=r"raw.lane_units is declared twice: by study lanes"):
         register(Tables("mine", inputs=mine), origin="test")
     mine.write_text("CREATE TABLE IF NOT EXISTS models.mine (x INTEGER);\n")
     with pytest.raises(RankhouseError, match=r"table models.mine of study mine is not raw.<name> or meta.<name>"):

@@ -1,5 +1,5 @@
-"""The http-rerank passage scorer (rankhouse/rerank.py, seed 002's cross-encoder behind a /rerank endpoint)
-against a loopback server: the request shape, scores by document index, batching, limits, retries with
+"""The http-rerank passage scorer (rankhouse/studies/lanes/rerank.py, seed 002's cross-encoder behind a
+/rerank endpoint) against a loopback server: the request shape, scores by document index, batching, limits, retries with
 Retry-After, receipts of every attempt, refusal and persistent failure, TEI's variant, and cache-first
 replay through score_passages (a second scoring makes no request)."""
 
@@ -16,7 +16,7 @@ from conftest import FIXTURES
 
 from rankhouse.errors import RankhouseError
 from rankhouse.extraction.settings import Settings
-from rankhouse.rerank import HttpRerank, RerankEndpoint, parse_scores
+from rankhouse.studies.lanes.rerank import HttpRerank, RerankEndpoint, parse_scores
 from rankhouse.warehouse import Warehouse
 
 FAST = Settings(concurrency=3, rate=1000.0, retries=3, timeout=5.0, backoff=0.01)
@@ -193,10 +193,10 @@ def test_the_fingerprint_is_the_model_and_revision_and_the_environment_is_checke
 
 def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
     """The lanes fixture's candidates scored through the loopback reranker, then again from the cache."""
-    from rankhouse.lanes import score_passages
     from rankhouse.loaders import load_documents
-    from rankhouse.loaders.lanes import load_lane_runs, load_narratives
     from rankhouse.paths import STUDIES_DIR
+    from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives
+    from rankhouse.studies.lanes.passages import score_passages
     from rankhouse.study import Protocol
     from rankhouse.warehouse.dag import Project
     from rankhouse.warehouse.runner import Runner

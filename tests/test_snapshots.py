@@ -169,9 +169,9 @@ EVIDENCE = ("evidence_demo.toml", {"bundle": "tiny", "example_tasks": ["t1", "t3
 def build_lanes(wh: Warehouse) -> None:
     """The hand-made lanes fixture (tests/fixtures/lanes): three topics, lanes with MAD > 0, MAD = 0 and an
     empty union (fallback), a long document of three chunks, hand-set passage scores; BM25 lanes too."""
-    from rankhouse.lanes import score_passages
     from rankhouse.loaders import load_document_classes, load_documents
-    from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
+    from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
+    from rankhouse.studies.lanes.passages import score_passages
 
     folder = FIXTURES / "lanes"
     load_documents(wh, folder / "documents.csv", "tiny_lanes")

@@ -267,7 +267,7 @@ def post_json(url: str, body: dict, key: str | None, timeout: float) -> tuple[by
     """POST `body` as JSON (with `Authorization: Bearer <key>` when there is a key) and read the answer
     within `timeout`: (the body's bytes, {}) or, for a failed attempt, (None, {status, error, http_status?,
     retry_after?}) with the statuses of raw.extraction_calls. Never raises. Shared by the extraction's
-    chat-completions calls and the rerank scorer's requests (rankhouse/rerank.py)."""
+    chat-completions calls and the rerank scorer's requests (rankhouse/studies/lanes/rerank.py)."""
     start = time.monotonic()
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if key:

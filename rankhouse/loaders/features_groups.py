@@ -34,8 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rankhouse.errors import InputError
-from rankhouse.loaders.lanes import identifier
-from rankhouse.loaders.lines import check_utf8, without_bom
+from rankhouse.loaders.lines import check_utf8, identifier, without_bom
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, record_source, sha256_bytes, writes_inputs
 from rankhouse.warehouse import Warehouse
 

@@ -70,7 +70,7 @@ CLASSIFICATION = [
 def results(study: Study, evaluation: Evaluation) -> dict:
     """results.json of a lanes study (seed 002): each ordering's measures, the k_t distribution, the fallback
     count and the passage-scoring receipt."""
-    from rankhouse.lanes import latest_receipts
+    from rankhouse.studies.lanes.passages import latest_receipts
 
     corpus = study.protocol.parameters["corpus"]
     methods: dict = {}
@@ -101,8 +101,9 @@ def write(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
     """A lanes study: results.json, per_query.csv, k_distribution.csv, lanes.run, runs/<ordering>.run (validated)
     and manifest.json (SHA-256 of every input and output, per-topic receipts)."""
     from rankhouse.errors import RankhouseError
-    from rankhouse.lanes import scoring_history
-    from rankhouse.runfiles import lane_receipts, summary, validate_runs, write_lanes, write_manifest, write_orderings
+    from rankhouse.runfiles import summary, validate_runs, write_manifest
+    from rankhouse.studies.lanes.passages import scoring_history
+    from rankhouse.studies.lanes.runs import lane_receipts, write_lanes, write_orderings
 
     corpus = study.protocol.parameters["corpus"]
     freeze_id = evaluation.freeze.freeze_id
@@ -166,8 +167,8 @@ def write_metadata(study: Study, evaluation: Evaluation, out: Path, runs: list[P
     """metadata.json (seed 002's compact provenance: the runs with their SHA-256, the classification, the
     source lanes', the narratives' and the documents' SHA-256, the scorer's identity and revision, the
     chunker, the scoring receipt); the report draws the classification table from it."""
-    from rankhouse.lanes import scorer_identity
     from rankhouse.loaders.sources import sha256_file as file_sha256
+    from rankhouse.studies.lanes.passages import scorer_identity
 
     corpus = study.protocol.parameters["corpus"]
     freeze = evaluation.freeze

@@ -1,5 +1,5 @@
-"""The lanes study's inputs (seed 002), each a loader (rankhouse/loaders/__init__.py), one transaction per
-file, errors naming the file, the line and the rule:
+"""The lanes study's inputs (seed 002), each a loader (registered in rankhouse/studies/lanes/__init__.py), one
+transaction per file, errors naming the file, the line and the rule:
 
 lanes.narratives     topics: a TOML file of `[[group]]` (or `[[topic]]`) tables with `id`, `narrative` and
                      `[[group.subnarrative]]` tables with `name` and `text` (studies/banking77_groups.toml),
@@ -16,7 +16,7 @@ lanes.runs           lane runs: TREC lines `topic Q0 docno rank score lane`, the
                      and the rank the document's source rank; into raw.lane_runs under a lane-set name.
 lanes.passage_cache  a passage-score cache: lines `topic unit docno chunk score` (chunk 0-based, as
                      models/lanes/lane_chunks.sql numbers them), loaded under the name of the scorer that
-                     made the scores; rescoring (rankhouse/lanes.py) reads it first.
+                     made the scores; rescoring (passages.py) reads it first.
 
 Rules. Narratives: UTF-8; at least one topic; a topic id and subnarrative names are non-empty and
 without whitespace (they go into TREC files as qid and tag); no topic twice; no subnarrative name twice
@@ -52,6 +52,7 @@ from rankhouse.loaders.lines import (
     field_count,
     finite_number,
     finite_value,
+    identifier,
     stage_and_check,
     whole_number,
     whole_value,
@@ -65,7 +66,6 @@ from rankhouse.warehouse import Warehouse
 NARRATIVE = "narrative"
 FACET = "facet:"
 UNIT_PATTERN = r"narrative|facet:\S+"  # RE2 and Python alike
-ANY_WHITESPACE = re.compile(r"\s")
 STAGED = "rh_lanes_staged"
 
 
@@ -79,16 +79,6 @@ class Topic:
     narrative: str
     subnarratives: tuple[tuple[str, str], ...]
     classes: tuple[str, ...] | None
-
-
-def identifier(path: str | Path, line: int, value: object, what: str) -> str:
-    """A name: a non-empty string without whitespace (topic ids, subnarrative and class names, the
-    features loaders' ids and intents)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(path, line, f"{what} is not a non-empty string", repr(value)[:60])
-    if ANY_WHITESPACE.search(value):
-        raise InputError(path, line, f"{what} contains whitespace", repr(value))
-    return value
 
 
 def _text(path: str | Path, line: int, value: object, what: str) -> str:

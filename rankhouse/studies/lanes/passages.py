@@ -1,5 +1,5 @@
 """The lanes study (seed 002): the passage scoring step between its SQL models. Its inputs (narratives,
-topic classes, lane runs, a passage-score cache) are read by rankhouse/loaders/lanes.py.
+topic classes, lane runs, a passage-score cache) are read by loaders.py.
 
 Passage scoring (`score_passages`, the study's `[generate] kind = "passage_scores"`): every chunk of every
 admitted document (models.lane_chunks of models.lane_candidates) against every unit of its topic. The
@@ -8,8 +8,8 @@ scorer's fingerprint to match); misses go to the scorer, whose scores are writte
 The scorer is pluggable (`register_scorer`); the default, `minilm-cosine`, is the cosine of
 all-MiniLM-L6-v2 vectors of the chunk and the unit text (vectors through raw.vector_cache, each distinct
 text encoded once): a local stand-in for the seed's cross-encoder, not a reranker. `http-rerank` is the
-seed's own kind of scorer, a cross-encoder behind an HTTP /rerank endpoint (rankhouse/rerank.py). The scores used go to
-raw.passage_scores (what the models read), the receipts (requested, cache hits, misses, texts encoded,
+seed's own kind of scorer, a cross-encoder behind an HTTP /rerank endpoint (rerank.py). The scores used go
+to raw.passage_scores (what the models read), the receipts (requested, cache hits, misses, texts encoded,
 model batches) to meta.passage_score_receipts and meta.passage_scorings.
 """
 
@@ -138,8 +138,8 @@ class MiniLMCosine(PassageScorer):
 
 
 def http_rerank() -> PassageScorer:
-    """The seed's cross-encoder behind an HTTP /rerank endpoint (rankhouse/rerank.py; imported when asked for)."""
-    from rankhouse.rerank import HttpRerank
+    """The seed's cross-encoder behind an HTTP /rerank endpoint (rerank.py; imported when asked for)."""
+    from rankhouse.studies.lanes.rerank import HttpRerank
 
     return HttpRerank()
 

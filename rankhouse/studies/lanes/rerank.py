@@ -3,7 +3,7 @@
 The request is the shape that Cohere's, Jina's, Hugging Face TEI's and vLLM's `/rerank` share: one query
 and a list of documents, relevance scores back by document index. A scorer with
 `mixedbread-ai/mxbai-rerank-base-v2` behind such a server (e.g. `vllm serve mixedbread-ai/mxbai-rerank-base-v2
---task score`, or TEI) is the seed's cross-encoder; MiniLM cosine (`minilm-cosine`, rankhouse/lanes.py)
+--task score`, or TEI) is the seed's cross-encoder; MiniLM cosine (`minilm-cosine`, passages.py)
 stays the offline default, a stand-in. Configured from the environment (a runtime setting, never the
 protocol; the key is never stored or printed):
 
@@ -29,7 +29,7 @@ Response: {"results": [{"index": i, "relevance_score": s}, ...]} (Cohere, Jina, 
 Receipts: every attempt is a row of raw.extraction_calls (provider `rerank`, split `rerank`, row_index the
 request's number in the scoring, schema_sha256 the scorer's fingerprint, extractor `rerank:<model>`), with
 its latency, status and error; a failed attempt is marked possibly charged. Cache first: score_passages
-(rankhouse/lanes.py) sends only the pairs the cache lacks, and writes every answered score to the cache
+(passages.py) sends only the pairs the cache lacks, and writes every answered score to the cache
 under the scorer's fingerprint, so a replay makes no request.
 """
 
@@ -52,7 +52,7 @@ from rankhouse.errors import RankhouseError
 from rankhouse.extraction.http import post_json
 from rankhouse.extraction.scheduler import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, backoff
 from rankhouse.extraction.settings import Settings
-from rankhouse.lanes import PassageScorer, Progress, Scored
+from rankhouse.studies.lanes.passages import PassageScorer, Progress, Scored
 from rankhouse.warehouse import Warehouse
 
 PREFIX = "RANKHOUSE_RERANK_"
