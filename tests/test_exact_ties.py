@@ -95,7 +95,7 @@ def test_coverage_gains_that_are_equal_tie_and_the_smaller_doc_id_decides():
     """Seed 000's greedy step: b's facet gains are a's in another order, so F({a}) = F({b}) exactly, though
     added one by one in doubles they differ ((0.03 + 0.84) + 0.43 = 1.3, (0.43 + 0.03) + 0.84 =
     1.2999999999999998): the selection's sums are exact (math.fsum), the tie goes to the smaller id."""
-    from rankhouse.select import greedy_steps, objective
+    from rankhouse.studies.evidence.select import greedy_steps, objective
 
     gains = [[0.03, 0.43], [0.84, 0.03], [0.43, 0.84]]  # facet rows; columns: documents "b", "a"
     penalties = [[0.0, 0.0], [0.0, 0.0]]

@@ -132,14 +132,14 @@ def build_evidence(wh: Warehouse) -> None:
     """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
     import json
 
-    from rankhouse.loaders.evidence import (
+    from rankhouse.studies.evidence.generators import store_subset_plans
+    from rankhouse.studies.evidence.loaders import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,
         load_evidence_tasks,
     )
-    from rankhouse.select import record_program
-    from rankhouse.studies.evidence.writer import store_subset_plans
+    from rankhouse.studies.evidence.select import record_program
 
     folder = FIXTURES / "evidence"
     for load, name in (

@@ -601,7 +601,7 @@ def load_evidence_question_vectors(wh: Warehouse, path: str | Path, name: str | 
     """A bundle's own question vectors (Parquet: task_id, vector) into raw.evidence_facet_vectors as its
     questions (facet 0), under the name `<bundle>:questions` (given, or the bundle's directory name plus
     the suffix); the tasks first. Seed 000 keeps "all 48 question vectors unchanged": the study then encodes
-    only the requirements (rankhouse/studies/evidence/writer.py) and its facet vectors (with the protocol's
+    only the requirements (generators.py) and its facet vectors (with the protocol's
     own_question_vectors = true) take these as the questions.
 
     Example: load_evidence_question_vectors(wh, "r02/question_vectors.parquet", "r02:questions")

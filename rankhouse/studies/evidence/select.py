@@ -1,5 +1,6 @@
 """The greedy facet-coverage selection of seed 000: the one piece of Python in a selection, as a pure
-function of lists, and the SQL function models call it through (rankhouse/functions.py).
+function of lists, and the SQL function models call it through (evidence_greedy, registered in the
+package's __init__.py).
 
 The objective: F(S) = [sum_f max_{d in S} g(f, d) - sum_{{d, e} in S} p(d, e)] / (m + 1), with g the
 normalised positive cosine of facet f and document d, p(d, e) = max(0, d.e) / C(5, 2), and max over the
@@ -103,7 +104,7 @@ def greedy_udf(doc_ids: list, gains: list, penalties: list, budget: int, program
     if program is None:
         raise ValueError(
             "evidence_greedy: no program recorded in raw.evidence_programs (the study's evidence_vectors step "
-            "records it; or call rankhouse.select.record_program)"
+            "records it; or call rankhouse.studies.evidence.select.record_program)"
         )
     if program != program_sha256():
         raise ValueError(
@@ -120,11 +121,11 @@ def record_program(wh: Warehouse) -> LoadResult:
     from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source
 
     sha = program_sha256()
-    table = "raw.evidence_programs"
+    table, source = "raw.evidence_programs", "rankhouse/studies/evidence/select.py"
     if loaded_sha(wh, "meta.sources", table, PROGRAM) == sha:
-        return LoadResult(table, PROGRAM, "rankhouse/select.py", sha, 0, "unchanged")
+        return LoadResult(table, PROGRAM, source, sha, 0, "unchanged")
     with wh.transaction():
         wh.sql(f"DELETE FROM {table} WHERE program = ?", [PROGRAM])
         wh.sql(f"INSERT INTO {table} VALUES (?, ?)", [PROGRAM, sha])
-        record_source(wh, "meta.sources", table, PROGRAM, "rankhouse/select.py", sha, 1, "evidence.program")
-    return LoadResult(table, PROGRAM, "rankhouse/select.py", sha, 1, "loaded")
+        record_source(wh, "meta.sources", table, PROGRAM, source, sha, 1, "evidence.program")
+    return LoadResult(table, PROGRAM, source, sha, 1, "loaded")
