@@ -15,7 +15,7 @@ from rankhouse.paths import PACKAGE
 
 # The modules of studies: their packages (loaders, generators, writers, report sections, commands), and the
 # Python steps still outside them.
-STUDY_MODULES = ("rankhouse.studies", "rankhouse.fusion")
+STUDY_MODULES = ("rankhouse.studies",)
 CORE = [PACKAGE / "warehouse", PACKAGE / "study", PACKAGE / "functions.py", PACKAGE / "generators.py",
         PACKAGE / "measures.py", PACKAGE / "evaluation.py", PACKAGE / "registry.py"]  # fmt: skip
 STUDIES = sorted(p for p in (PACKAGE / "studies").iterdir() if (p / "__init__.py").is_file())

@@ -9,10 +9,10 @@ import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, parse_params, say, whole_number
 from rankhouse.errors import RankhouseError
-from rankhouse.fusion import RULES, incomplete_candidates, plan_fusion, run_fusion, write_fused_run
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import one_stdin
 from rankhouse.progress import TextProgress
+from rankhouse.studies.fusion.fuse import RULES, incomplete_candidates, plan_fusion, run_fusion, write_fused_run
 from rankhouse.warehouse import Warehouse
 
 DEFAULT_RULE = "mixture"
