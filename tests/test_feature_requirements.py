@@ -20,7 +20,7 @@ from conftest import FIXTURES
 from rankhouse.errors import AuditError, InputError, ModelError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, load_document_classes, load_documents
-from rankhouse.loaders.features_groups import load_groups, load_requirements
+from rankhouse.studies.features.groups import load_groups, load_requirements
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.dag import Project

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import FIXTURES
 
+from rankhouse.endpoint import Settings
 from rankhouse.errors import RankhouseError
-from rankhouse.extraction.settings import Settings
 from rankhouse.studies.lanes.rerank import HttpRerank, RerankEndpoint, parse_scores
 from rankhouse.warehouse import Warehouse
 

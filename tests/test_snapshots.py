@@ -238,7 +238,7 @@ def build_extraction(wh: Warehouse) -> None:
     from datetime import datetime, timedelta
 
     from rankhouse.loaders import load_documents, load_queries
-    from rankhouse.loaders.features import load_feature_schema
+    from rankhouse.studies.features.schema import load_feature_schema
 
     folder = FIXTURES / "retrieval"
     load_documents(wh, folder / "documents.csv", "tiny")
@@ -314,8 +314,8 @@ def build_features(wh: Warehouse) -> None:
 
     from rankhouse.generators import GENERATORS, Context
     from rankhouse.loaders import load_document_classes, load_documents, load_queries, load_query_classes
-    from rankhouse.loaders.features import load_feature_schema
-    from rankhouse.loaders.features_groups import load_groups, load_requirements
+    from rankhouse.studies.features.groups import load_groups, load_requirements
+    from rankhouse.studies.features.schema import load_feature_schema
 
     folder = FIXTURES / "features"
     load_documents(wh, folder / "snapshot_train.csv", "tiny")

@@ -15,7 +15,7 @@ protocol; the key is never stored or printed):
                                default) or "texts" (TEI)
     RANKHOUSE_RERANK_BATCH     documents per request (default 32)
 
-and the limits of the extraction provider (rankhouse/extraction/settings.py) under RANKHOUSE_RERANK_:
+and the limits of the extraction provider (rankhouse/studies/features/extraction/settings.py) under RANKHOUSE_RERANK_:
 CONCURRENCY (8 requests in flight), RATE (15 starts per second), RETRIES (5), TIMEOUT (60 s), BACKOFF (0.5 s,
 doubled per failure, at least a Retry-After the server asks for). A request that failed every attempt, 20
 failed attempts in a row, or HTTP 401/403 stop the scoring with an error that says how many requests were
@@ -48,10 +48,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from rankhouse.endpoint import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, Settings, backoff, post_json
 from rankhouse.errors import RankhouseError
-from rankhouse.extraction.http import post_json
-from rankhouse.extraction.scheduler import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, backoff
-from rankhouse.extraction.settings import Settings
 from rankhouse.studies.lanes.passages import PassageScorer, Progress, Scored
 from rankhouse.warehouse import Warehouse
 

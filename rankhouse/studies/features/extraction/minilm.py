@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
-from rankhouse.extraction.store import (
+from rankhouse.studies.features.extraction.store import (
     REQUIREMENTS,
     Call,
     Job,

@@ -22,7 +22,7 @@ to go without one writes first; `--no-smoke REASON` (on `features extract` and `
 RANKHOUSE_EXTRACT_NO_SMOKE=REASON) says why not, and the reason is recorded (meta.sources `extraction.no_smoke`).
 If rows are still missing at the end (the run stopped on errors or at the cost ceiling), the generator
 raises an error that says how many and how to resume: an incomplete extraction never reaches a freeze
-(models/staging/feature_coverage.sql refuses it too).
+(models/features/staging/feature_coverage.sql refuses it too).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rankhouse.endpoint import Settings
 from rankhouse.errors import RankhouseError, did_you_mean
-from rankhouse.extraction import minilm, store
-from rankhouse.extraction.settings import Settings
-from rankhouse.extraction.store import REQUIREMENTS, VALUES, Job
 from rankhouse.loaders.sources import writes_inputs
 from rankhouse.progress import SILENT, Meter
+from rankhouse.studies.features.extraction import minilm, store
+from rankhouse.studies.features.extraction.store import REQUIREMENTS, VALUES, Job
 from rankhouse.warehouse import Warehouse
 
 PROVIDERS = ("minilm", "http")
@@ -72,7 +72,7 @@ def extract(wh: Warehouse, kind: str, options: dict, settings: Settings, say: Ca
                              f"known: {', '.join(PROVIDERS)}")  # fmt: skip
     schema = store.load_schema(wh, _option(options, "schema"))
     if provider == "http":
-        from rankhouse.extraction.http import Endpoint
+        from rankhouse.studies.features.extraction.http import Endpoint
 
         endpoint = Endpoint.from_env()
         extractor = endpoint.extractor
@@ -150,8 +150,8 @@ def _run(wh: Warehouse, job: Job, pending: list[store.Task], settings: Settings,
         write = minilm.extract_values if job.kind == VALUES else minilm.interpret
         say(f"{job.describe()}: {write(wh, job, stand_in, pending):,} rows written (the minilm stand-in rule)")
         return None
-    from rankhouse.extraction.http import Endpoint
-    from rankhouse.extraction.scheduler import run_http
+    from rankhouse.studies.features.extraction.http import Endpoint
+    from rankhouse.studies.features.extraction.scheduler import run_http
 
     endpoint = Endpoint.from_env()
     say(f"http provider: {endpoint.describe()}; {settings.describe()}")

@@ -7,7 +7,7 @@
 -- materialized: view
 -- description: Every extraction attempt (raw.extraction_calls, failed ones too) of the corpus, for the
 --   schema loaded as `schema` (its SHA-256) and by the extractors of `provider` (seed 004, operational
---   plan): what models/extraction/extraction_receipts.sql sums. row_index is NULL for a batch call over a
+--   plan): what models/features/extraction_receipts.sql sums. row_index is NULL for a batch call over a
 --   split (the minilm stand-in); split 'requirements' holds E3 phrase interpretations.
 WITH schema_files AS (
     SELECT DISTINCT schema_sha256

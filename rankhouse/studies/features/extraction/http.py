@@ -24,22 +24,19 @@ the main thread records.
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import os
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from rankhouse.endpoint import post_json
 from rankhouse.errors import RankhouseError
-from rankhouse.extraction.store import REQUIREMENTS, VALUES, Schema
+from rankhouse.studies.features.extraction.store import REQUIREMENTS, VALUES, Schema
 
 PRICE_UNIT = 1_000_000  # prices are per million tokens
 CHARS_PER_TOKEN = 4  # a failed attempt's prompt is estimated at its length / 4 tokens
-READ_BLOCK = 1 << 16
 
 VALUES_SYSTEM = (
     "You rate one customer message to a bank against fixed properties. For each property, answer a number "
@@ -235,65 +232,6 @@ def parse_answer(content: object, schema: Schema, kind: str) -> Answer:
     if not isinstance(data.get("note"), str):
         raise Rejected("invalid", "the answer's note is not a string")
     return Answer(_number_map(data.get("weights"), schema.features, "weights"), flags[0], flags[1], data["note"])
-
-
-def _retry_after(headers: object) -> float | None:
-    """Retry-After in seconds, if the response gives it as a number (an HTTP date is ignored)."""
-    text = headers.get("Retry-After") if headers is not None else None
-    try:
-        seconds = float(text)
-    except (TypeError, ValueError):
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def _status_of(code: int) -> str:
-    if code == 429:
-        return "http_429"
-    return "http_5xx" if code >= 500 else "http_4xx"
-
-
-def _read(response: http.client.HTTPResponse, deadline: float) -> bytes:
-    """The body, in blocks, so that a slowly dripping answer also ends at the deadline."""
-    parts = []
-    while block := response.read1(READ_BLOCK):
-        parts.append(block)
-        if time.monotonic() > deadline:
-            raise TimeoutError("the answer took longer than the timeout")
-    return b"".join(parts)
-
-
-def post_json(url: str, body: dict, key: str | None, timeout: float) -> tuple[bytes | None, dict]:
-    """POST `body` as JSON (with `Authorization: Bearer <key>` when there is a key) and read the answer
-    within `timeout`: (the body's bytes, {}) or, for a failed attempt, (None, {status, error, http_status?,
-    retry_after?}) with the statuses of raw.extraction_calls. Never raises. Shared by the extraction's
-    chat-completions calls and the rerank scorer's requests (rankhouse/studies/lanes/rerank.py)."""
-    start = time.monotonic()
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return _read(response, start + timeout), {}
-    except urllib.error.HTTPError as exc:
-        detail = ""
-        try:
-            detail = exc.read(300).decode("utf-8", "replace")
-        except (OSError, http.client.HTTPException):
-            pass
-        exc.close()
-        message = f"HTTP {exc.code} {exc.reason}" + (f": {' '.join(detail.split())[:200]}" if detail else "")
-        return None, {"status": _status_of(exc.code), "error": message, "http_status": exc.code,
-                      "retry_after": _retry_after(exc.headers)}  # fmt: skip
-    except TimeoutError as exc:
-        return None, {"status": "timeout", "error": f"no answer within {timeout:g} s ({exc})"}
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            return None, {"status": "timeout", "error": f"no answer within {timeout:g} s ({exc.reason})"}
-        return None, {"status": "connection", "error": f"cannot connect: {exc.reason}"}
-    except (OSError, http.client.HTTPException, ValueError) as exc:
-        return None, {"status": "connection", "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 def call(endpoint: Endpoint, body: dict, schema: Schema, kind: str, timeout: float) -> Outcome:

@@ -1,5 +1,5 @@
 """`rankhouse features extract|receipts PROTOCOL`: seed 004's named features, extracted into the
-resumable store, and the receipts of that extraction (rankhouse/extraction/, docs/features.md)."""
+resumable store, and the receipts of that extraction (rankhouse/studies/features/extraction/, docs/features.md)."""
 
 from __future__ import annotations
 
@@ -104,8 +104,8 @@ def extract_command(
 
     Example: rankhouse features extract studies/banking77_features.toml --smoke 20
     """
-    from rankhouse.extraction.run import KINDS, extract, extraction_slice
-    from rankhouse.extraction.settings import Settings
+    from rankhouse.endpoint import Settings
+    from rankhouse.studies.features.extraction.run import KINDS, extract, extraction_slice
 
     if smoke is not None and no_smoke is not None:
         raise RankhouseError("--smoke and --no-smoke exclude each other: a smoke batch, or a full run without one")
@@ -119,7 +119,7 @@ def extract_command(
         if not items:
             raise RankhouseError(f"protocol {protocol} has no [generate.*] of kind {' or '.join(KINDS)}")
         if any(item.options.get("provider") == "http" for item in items):
-            from rankhouse.extraction.http import Endpoint
+            from rankhouse.studies.features.extraction.http import Endpoint
 
             Endpoint.from_env()  # its configuration is checked before anything is loaded
         study.load_inputs()
@@ -168,7 +168,7 @@ def receipts_command(
     db: DbOption = DEFAULT,
     output_format: Annotated[str, typer.Option("--format", help="text (default) or json.")] = "text",
 ) -> None:
-    """The extraction's receipts, computed in SQL over raw.extraction_calls (models/extraction/
+    """The extraction's receipts, computed in SQL over raw.extraction_calls (models/features/
     extraction_receipts.sql): model ids, calls by status, tokens, estimated cost and its possibly charged
     part, latency p50/p90/p99, wall time, complete and missing rows per split.
 

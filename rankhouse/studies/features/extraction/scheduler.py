@@ -36,9 +36,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from rankhouse.extraction import http
-from rankhouse.extraction.settings import BACKOFF_CAP, Settings
-from rankhouse.extraction.store import (
+from rankhouse.endpoint import CONSECUTIVE_FAILURES, IDLE, STOP_AT_ONCE, Settings, backoff
+from rankhouse.progress import Meter
+from rankhouse.studies.features.extraction import http
+from rankhouse.studies.features.extraction.store import (
     IN_FLIGHT,
     Call,
     Job,
@@ -50,12 +51,7 @@ from rankhouse.extraction.store import (
     record_values,
     spent,
 )
-from rankhouse.progress import Meter
 from rankhouse.warehouse import Warehouse
-
-CONSECUTIVE_FAILURES = 20
-STOP_AT_ONCE = (401, 403)
-IDLE = 0.25  # seconds the main thread waits at most before looking again
 
 
 @dataclass
@@ -73,12 +69,6 @@ class _Pending:
     task: Task
     attempt: int  # the number the next attempt gets
     tried: int = 0  # attempts in this run
-
-
-def backoff(settings: Settings, failures: int, retry_after: float | None) -> float:
-    """Seconds to wait before the next attempt of a row after its `failures`-th failure in this run."""
-    wait_for = min(settings.backoff * 2 ** (failures - 1), BACKOFF_CAP)
-    return max(wait_for, retry_after or 0.0)
 
 
 def run_http(wh: Warehouse, job: Job, tasks: list[Task], endpoint: http.Endpoint, settings: Settings,
