@@ -12,7 +12,7 @@ warehouse; the vectors go straight into raw.evidence_vectors and raw.evidence_fa
 encoding). Each size is timed in its own warehouse:
 
 - `greedy`: the evidence_greedy model alone, its parents already built (meta.model_runs seconds,
-  audits included), and `greedy_python`: the same selections by rankhouse.select.greedy_select
+  audits included), and `greedy_python`: the same selections by rankhouse.studies.evidence.select.greedy_select
   called directly on lists fetched beforehand (the UDF's own share).
 - `oracle`: the evidence_oracle model alone, its parents already built.
 
@@ -74,13 +74,13 @@ def write_bundle(folder: Path, tasks: int, size: int, seed: int) -> dict:
 def measure(tasks: int, size: int, seed: int) -> dict:
     import pyarrow as pa
 
-    from rankhouse.loaders import (
+    from rankhouse.studies.evidence.loaders import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,
         load_evidence_tasks,
     )
-    from rankhouse.select import greedy_select, record_program
+    from rankhouse.studies.evidence.select import greedy_select, record_program
     from rankhouse.warehouse import Warehouse
     from rankhouse.warehouse.dag import Project
     from rankhouse.warehouse.runner import Runner

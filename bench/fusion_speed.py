@@ -118,8 +118,8 @@ def generate(out: Path, queries: int, candidates: int, seed: int) -> Path:
 def run_rankhouse(data: Path, candidates: int, fused: Path, job: str) -> dict:
     """Job "two" (rrf and rsf, no null run) or "all" (every rule and arm, null runs; the rules written),
     from the files to the fused files in a fresh in-memory warehouse, with the time of each step."""
-    from rankhouse.fusion import RULES, plan_fusion, run_fusion, write_fused_run
     from rankhouse.progress import Progress
+    from rankhouse.studies.fusion.fuse import RULES, plan_fusion, run_fusion, write_fused_run
     from rankhouse.warehouse import Warehouse
 
     class Marks(Progress):

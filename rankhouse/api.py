@@ -519,9 +519,15 @@ def fuse(
         >>> rankhouse.evaluate("qrels.test", fused.runs, ["nDCG@10"])  # doctest: +SKIP
     """
     from rankhouse.frames import is_file, load_run_input, read_frame
-    from rankhouse.fusion import fused_rows, incomplete_candidates, plan_fusion, run_fusion, write_fused_run
     from rankhouse.loaders.sources import check_readable
     from rankhouse.loaders.trec import one_stdin
+    from rankhouse.studies.fusion.fuse import (
+        fused_rows,
+        incomplete_candidates,
+        plan_fusion,
+        run_fusion,
+        write_fused_run,
+    )
     from rankhouse.warehouse import Warehouse
 
     if not isinstance(arms, Mapping):
@@ -544,7 +550,7 @@ def fuse(
         check_readable(path)
     files: dict[str, Path] = {}
     if output is not None:
-        from rankhouse.cli.fuse import output_files
+        from rankhouse.studies.fusion.cli import output_files
 
         files = output_files(Path(output), plan.rankings, files_in)
     with Warehouse(str(db)) as wh:

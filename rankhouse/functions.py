@@ -4,7 +4,7 @@ connection from.
 A model that calls one names it in its header (`-- functions: evidence_greedy`); the runner registers
 it on the warehouse's connection just before building that model, importing its module only then, so
 that opening a warehouse imports no study's code. Each entry names its Python callable as
-"module:attribute" and its DuckDB signature.
+"module:attribute" and its DuckDB signature; a study package registers its own (rankhouse/registry.py).
 
     >>> FUNCTIONS["evidence_greedy"].returns
     'VARCHAR[]'
@@ -12,52 +12,14 @@ that opening a warehouse imports no study's code. Each entry names its Python ca
 
 from __future__ import annotations
 
-import importlib
 import weakref
-from dataclasses import dataclass
 
 import duckdb
 
 from rankhouse.errors import RankhouseError
+from rankhouse.registry import Function, View
 
-
-@dataclass(frozen=True)
-class Function:
-    """A scalar SQL function implemented in Python: its name, callable and DuckDB signature."""
-
-    name: str
-    target: str  # "module:attribute"
-    parameters: tuple[str, ...]
-    returns: str
-    description: str
-
-    def load(self):  # noqa: ANN201 - any callable
-        """The Python callable (its module imported on first use)."""
-        module, _, attribute = self.target.partition(":")
-        return getattr(importlib.import_module(module), attribute)
-
-
-FUNCTIONS = {
-    function.name: function
-    for function in (
-        Function(
-            "evidence_greedy",
-            "rankhouse.select:greedy_udf",
-            ("VARCHAR[]", "DOUBLE[][]", "DOUBLE[][]", "INTEGER", "VARCHAR"),
-            "VARCHAR[]",
-            "seed 000's greedy facet-coverage selection: (doc_ids, gains per facet, pair penalties, budget, "
-            "program SHA-256) -> the selected doc_ids in selection order",
-        ),
-        Function(
-            "semantic_chunks",
-            "rankhouse.chunking:chunks_udf",
-            ("VARCHAR", "INTEGER", "INTEGER"),
-            "STRUCT(start INTEGER, length INTEGER)[]",
-            "seed 002's semantic chunker: (text, size, overlap) -> the chunks' 0-based starts and lengths in "
-            "characters, cut at sentence and paragraph boundaries",
-        ),
-    )
-}
+FUNCTIONS = View(Function)  # every registered function, by name (rankhouse/registry.py)
 
 
 def register(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
@@ -72,7 +34,7 @@ def register(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
     done = _registered.setdefault(con, set())
     for name in names:
         if name not in FUNCTIONS:
-            raise RankhouseError(f"no SQL function {name!r} in rankhouse.functions; known: {', '.join(FUNCTIONS)}")
+            raise RankhouseError(f"no SQL function {name!r} is registered; known: {', '.join(FUNCTIONS)}")
         if name in done:
             continue
         function = FUNCTIONS[name]

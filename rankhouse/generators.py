@@ -1,6 +1,6 @@
 """What a study's prepare stage makes itself, besides loading files: the `[generate.<key>]` kinds of a
-protocol, by name, each with the options it needs and the function that makes it (a registry, like
-loaders.LOADERS).
+protocol, by name, each with the options it needs and the function that makes it: the generators of
+rankhouse/registry.py (the core's plans, panels and vectors, and each study package's own).
 
     [generate.top1_bootstrap]
     kind = "resample_plan"            # a key of GENERATORS
@@ -14,16 +14,19 @@ tables only (the labels are never opened during prepare), reports what it did th
 the rows it made (or found made already) with `produced(table, key, source)`: the key columns' values
 and the meta.sources name of their content, which become part of the study's slice of the inputs.
 Modules are imported when a protocol uses their kind, so the core imports no study.
+
+    >>> GENERATORS["resample_plan"].options
+    ('corpus', 'seed', 'replicates')
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rankhouse.progress import SILENT, Meter
+from rankhouse.registry import Generator, View
 
 if TYPE_CHECKING:
     from rankhouse.warehouse import Warehouse
@@ -53,47 +56,4 @@ class Context:
         return self._encoder
 
 
-@dataclass(frozen=True)
-class Generator:
-    """A kind of generated table: its required options and the function (module:attribute) that makes it."""
-
-    kind: str
-    options: tuple[str, ...]
-    target: str
-    description: str
-
-    def run(self, context: Context, key: str, options: dict) -> None:
-        """Make the table of protocol entry `key`."""
-        module, _, attribute = self.target.partition(":")
-        getattr(importlib.import_module(module), attribute)(context, key, options)
-
-
-GENERATORS = {
-    generator.kind: generator
-    for generator in (
-        Generator("vectors", ("corpus",), "rankhouse.vectors:generate_vectors",
-                  "MiniLM vectors of a corpus's documents and queries, through the vector cache"),
-        Generator("resample_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_plan",
-                  "a seeded paired-bootstrap plan over a corpus's queries, in row order"),
-        Generator("cluster_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_cluster_plan",
-                  "a seeded bootstrap plan over a corpus's query groups (E3's semantic groups), in group_row order"),
-        Generator("permutation_plan", ("corpus", "seed", "replicates"), "rankhouse.resample:generate_permutation_plan",
-                  "a seeded sign-flip plan (paired randomization test) over a corpus's queries, in row order"),
-        Generator("null_panel", ("corpus", "seed", "size"), "rankhouse.resample:generate_panel",
-                  "a seeded random panel of a corpus's documents (a null reference, seed 003); size \"all\": "
-                  "a seeded order of every document"),
-        Generator("query_blocks", ("corpus", "seed", "blocks"), "rankhouse.resample:generate_blocks",
-                  "a seeded partition of a corpus's queries into held-out blocks (seed 003, section 9)"),
-        Generator("evidence_vectors", ("bundle",), "rankhouse.studies.evidence:generate_vectors",
-                  "MiniLM vectors of an evidence bundle's documents and of every task's facets (seed 000)"),
-        Generator("evidence_plan", ("bundle", "seed", "replicates"), "rankhouse.studies.evidence:generate_plans",
-                  "one seeded bootstrap plan per task subset of an evidence bundle, over its own tasks"),
-        Generator("passage_scores", ("corpus", "scorer"), "rankhouse.lanes:generate_passage_scores",
-                  "every chunk of every lanes candidate scored against every unit of its topic (seed 002)"),
-        Generator("feature_extraction", ("corpus", "schema", "provider"), "rankhouse.extraction.run:generate_features",
-                  "named feature values of every train and test message, into the resumable store (seed 004)"),
-        Generator("requirement_interpretation", ("corpus", "schema", "provider"),
-                  "rankhouse.extraction.run:generate_requirements",
-                  "every E3 phrase of a corpus read as weights over the named features, with flags (seed 004)"),
-    )
-}  # fmt: skip
+GENERATORS = View(Generator)  # every registered kind, by name (rankhouse/registry.py)

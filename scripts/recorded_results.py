@@ -49,8 +49,8 @@ def run_study(name: str, root: Path) -> Path:
     """Run one study end to end; return its output directory."""
     sys.path.insert(0, str(ROOT))
     from rankhouse.progress import Progress
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
     from rankhouse.warehouse import Warehouse
 
     class Notes(Progress):

@@ -64,8 +64,8 @@ def banking77_study(studies_warehouse):
     from types import SimpleNamespace
 
     from rankhouse.paths import ROOT
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
 
     def texts(name: str) -> list[dict]:
         with (ROOT / "data" / "banking77" / name).open(newline="") as handle:
@@ -96,8 +96,8 @@ def fusion_banking77_study(banking77_study):
     from types import SimpleNamespace
 
     from rankhouse.paths import ROOT
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
 
     base = banking77_study
     protocol = Protocol.load(ROOT / "studies" / "fusion_banking77.toml")
@@ -121,8 +121,8 @@ def evidence_demo_study(fusion_banking77_study, studies_warehouse):
     from types import SimpleNamespace
 
     from rankhouse.paths import ROOT
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
 
     root = studies_warehouse.parent / "evidence_demo"
     root.mkdir()
@@ -175,8 +175,8 @@ def lanes_subset_study(evidence_demo_study, studies_warehouse):
     from types import SimpleNamespace
 
     from rankhouse.paths import ROOT
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
 
     root = studies_warehouse.parent / "lanes"
     root.mkdir()

@@ -1,5 +1,5 @@
-"""Seed 002's semantic chunker (rankhouse/chunking.py) on hand-made texts whose chunks are written out here,
-its invariants on generated ones, and the SQL function and model that use it beside the fixed-window
+"""Seed 002's semantic chunker (rankhouse/studies/lanes/chunking.py) on hand-made texts whose chunks are
+written out here, its invariants on generated ones, and the SQL function and model that use it beside the fixed-window
 alternative (models/lanes/lane_semantic_chunks.sql, lane_chunks.sql)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankhouse.chunking import chunks, chunks_udf, units
 from rankhouse.functions import register
+from rankhouse.studies.lanes.chunking import chunks, chunks_udf, units
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.render import render
 

@@ -1,6 +1,8 @@
-"""The core knows no study (issue 12): the warehouse package and the study runner import no study's
-module, statically or when a warehouse is opened and models run; studies plug in through registries
-(loaders.LOADERS, functions.FUNCTIONS, generators.GENERATORS, studies.WRITERS) that name modules as text."""
+"""The core knows no study (issues 12 and 35): the warehouse, the study runner, the shared loaders, the
+report framework, the CLI and the registries import no study's module, statically or when a warehouse is
+opened and models run; studies plug in through rankhouse/registry.py, their packages naming their code as
+text. Opening a warehouse reads the registry (the studies' own tables are part of its DDL), which imports
+each study package's registration and nothing else of it."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ from pathlib import Path
 
 from rankhouse.paths import PACKAGE
 
-# The modules of studies: their writers and Python steps, the greedy selection, passage scoring, run-file fusion.
-STUDY_MODULES = ("rankhouse.studies", "rankhouse.select", "rankhouse.lanes", "rankhouse.fusion", "rankhouse.runfiles")
+# The modules of studies: their packages (loaders, generators, writers, report sections, commands), and the
+# Python steps still outside them.
+STUDY_MODULES = ("rankhouse.studies",)
 CORE = [PACKAGE / "warehouse", PACKAGE / "study", PACKAGE / "functions.py", PACKAGE / "generators.py",
-        PACKAGE / "measures.py", PACKAGE / "evaluation.py"]  # fmt: skip
+        PACKAGE / "measures.py", PACKAGE / "evaluation.py", PACKAGE / "registry.py"]  # fmt: skip
+STUDIES = sorted(p for p in (PACKAGE / "studies").iterdir() if (p / "__init__.py").is_file())
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -40,6 +44,12 @@ def test_no_core_file_imports_a_study_module():
     assert found == set()
 
 
+def test_a_study_package_registers_with_nothing_but_the_registry():
+    assert [p.name for p in STUDIES] == ["evidence", "features", "fusion", "lanes", "retrieval"]
+    for package in STUDIES:
+        assert imported_modules(package / "__init__.py") <= {"rankhouse.registry", "pathlib"}, package.name
+
+
 def test_opening_a_warehouse_and_running_the_measures_loads_no_study_module():
     code = (
         "import sys; from rankhouse.warehouse import Warehouse; from rankhouse.evaluation import evaluate; "
@@ -50,4 +60,5 @@ def test_opening_a_warehouse_and_running_the_measures_loads_no_study_module():
         f"print(sorted(m for m in sys.modules if m.startswith({STUDY_MODULES!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    registrations = ["rankhouse.studies", *(f"rankhouse.studies.{p.name}" for p in STUDIES)]
+    assert out.stdout.strip() == str(registrations)

@@ -81,9 +81,13 @@ def test_bad_references_name_the_model(tmp_path, sql, message):
 
 def test_only_staging_models_read_inputs_and_labels(tmp_path):
     model(tmp_path, "sneaky", "SELECT run_id FROM raw.runs", group="retrieval")
-    with pytest.raises(ModelError, match=r"reads raw.runs: only models in models/staging/ read") as err:
+    with pytest.raises(ModelError, match=r"reads raw.runs: only models in models/staging/ \(or a study's "
+                                         r"models/<study>/staging/\) read") as err:  # fmt: skip
         Project.load(tmp_path)
     assert err.value.model == "sneaky"
+    (tmp_path / "retrieval" / "sneaky.sql").unlink()
+    model(tmp_path, "sneaky", "SELECT run_id FROM raw.runs", group="retrieval/staging")  # a study's own adapter
+    assert Project.load(tmp_path).models["sneaky"].group == "retrieval/staging"
 
 
 def test_a_model_reading_labels_is_a_table(tmp_path):

@@ -16,15 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from rankhouse.errors import InputError
-from rankhouse.loaders import (
-    LOADERS,
+from rankhouse.loaders import LOADERS
+from rankhouse.paths import ROOT
+from rankhouse.studies.evidence.loaders import (
     load_evidence_documents,
     load_evidence_judgments,
     load_evidence_pool,
     load_evidence_tasks,
     load_evidence_vectors,
 )
-from rankhouse.paths import ROOT
 from rankhouse.warehouse import Warehouse
 
 DEMO = ROOT / "data" / "evidence_demo"

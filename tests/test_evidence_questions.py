@@ -1,7 +1,7 @@
 """Seed 000 keeps "all 48 question vectors unchanged": a bundle's own question vectors (the loader
-evidence.question_vectors, rankhouse/loaders/evidence.py) are checked against its tasks, used instead of
+evidence.question_vectors, rankhouse/studies/evidence/loaders.py) are checked against its tasks, used instead of
 encoding the questions (rankhouse/studies/evidence.py encode_bundle), and are the questions' facet vectors
-the study reads (models/staging/evidence_facet_vectors.sql with own_question_vectors); and the
+the study reads (models/evidence/staging/evidence_facet_vectors.sql with own_question_vectors); and the
 demonstration bundle is labelled a stand-in in results.json and the report."""
 
 from __future__ import annotations
@@ -13,8 +13,13 @@ import pytest
 from test_evidence_bundle import GOOD, parquet, unit_vectors, write_bundle
 
 from rankhouse.errors import InputError
-from rankhouse.loaders import LOADERS, load_evidence_documents, load_evidence_question_vectors, load_evidence_tasks
-from rankhouse.studies.evidence import encode_bundle
+from rankhouse.loaders import LOADERS
+from rankhouse.studies.evidence.generators import encode_bundle
+from rankhouse.studies.evidence.loaders import (
+    load_evidence_documents,
+    load_evidence_question_vectors,
+    load_evidence_tasks,
+)
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
 

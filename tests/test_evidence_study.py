@@ -20,17 +20,17 @@ from warehouse_files import copy_warehouse
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.functions import register
-from rankhouse.loaders import (
+from rankhouse.loaders import load_run
+from rankhouse.paths import ROOT
+from rankhouse.studies.evidence.generators import store_subset_plans
+from rankhouse.studies.evidence.loaders import (
     load_evidence_documents,
     load_evidence_judgments,
     load_evidence_pool,
     load_evidence_tasks,
     load_evidence_vectors,
-    load_run,
 )
-from rankhouse.paths import ROOT
-from rankhouse.select import greedy_select, greedy_steps, objective, program_sha256, record_program
-from rankhouse.studies.evidence import store_subset_plans
+from rankhouse.studies.evidence.select import greedy_select, greedy_steps, objective, program_sha256, record_program
 from rankhouse.study import Protocol
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
@@ -374,8 +374,9 @@ def test_selections_recompute_from_the_exported_bundle_alone(demo):
 
 
 def test_the_sql_objective_is_the_greedys_python_objective_on_every_demo_selection(demo):
-    # F(S) has two definitions that must agree: the coverage_objective macro (evidence_objective) and
-    # the greedy UDF's own (rankhouse/select.py objective and greedy_steps), over the same gains/penalties
+    # F(S) has two definitions that must agree: the coverage_objective macro (evidence_objective) and the
+    # greedy UDF's own (rankhouse/studies/evidence/select.py objective and greedy_steps), over the same
+    # gains/penalties
     wh = demo.wh
     gains: dict[str, dict[int, dict[str, float]]] = {}
     for task_id, facet, doc_id, gain in wh.sql("SELECT task_id, facet, doc_id, gain FROM models.evidence_facet_gains"):
@@ -567,7 +568,7 @@ def test_the_freeze_holds_the_label_free_selections_and_their_inputs(demo):
     assert "evidence_oracle" not in record["models"] and "evidence_selections" in record["models"]
     project = Project.load()
     for name, model in project.models.items():
-        if model.group == "evidence" and model.stage == "prepare":
+        if model.group.split("/")[0] == "evidence" and model.stage == "prepare":
             assert not any(ref.startswith("gate.") for ref in project.references[name]), name
     assert project.models["evidence_oracle"].stage == "evaluate"
 

@@ -13,8 +13,8 @@ from fractions import Fraction
 from test_fusion import fuse
 from test_lanes import CORPUS, HandScores, chunks, insert_documents, run, write_lanes, write_topics
 
-from rankhouse.lanes import score_passages
-from rankhouse.loaders.lanes import load_lane_runs, load_narratives
+from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives
+from rankhouse.studies.lanes.passages import score_passages
 
 
 def ranked(fused, rule: str) -> list[str]:
@@ -95,7 +95,7 @@ def test_coverage_gains_that_are_equal_tie_and_the_smaller_doc_id_decides():
     """Seed 000's greedy step: b's facet gains are a's in another order, so F({a}) = F({b}) exactly, though
     added one by one in doubles they differ ((0.03 + 0.84) + 0.43 = 1.3, (0.43 + 0.03) + 0.84 =
     1.2999999999999998): the selection's sums are exact (math.fsum), the tie goes to the smaller id."""
-    from rankhouse.select import greedy_steps, objective
+    from rankhouse.studies.evidence.select import greedy_steps, objective
 
     gains = [[0.03, 0.43], [0.84, 0.03], [0.43, 0.84]]  # facet rows; columns: documents "b", "a"
     penalties = [[0.0, 0.0], [0.0, 0.0]]

@@ -26,12 +26,12 @@ from conftest import FIXTURES
 from llm_server import FakeLLM, feature_value, flags_of
 
 from rankhouse.cli import run as cli
+from rankhouse.endpoint import Settings
 from rankhouse.errors import AuditError, InputError, RankhouseError
-from rankhouse.extraction.run import extract
-from rankhouse.extraction.settings import Settings
 from rankhouse.loaders import LOADERS
 from rankhouse.paths import ROOT
 from rankhouse.progress import SILENT, JsonProgress, Meter
+from rankhouse.studies.features.extraction.run import extract
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
@@ -520,7 +520,7 @@ def test_a_smoke_batch_is_never_complete(corpus, monkeypatch, tmp_path):
 def test_the_full_extraction_waits_for_a_smoke_batch_or_a_reason(corpus, monkeypatch, tmp_path):
     """Seed 004's operational plan: a train-only smoke batch first. Without one (and without a reason) the
     full http extraction is refused before a request is sent; after one it runs; a reason is recorded."""
-    from rankhouse.extraction.run import NO_SMOKE as KEY_NO_SMOKE
+    from rankhouse.studies.features.extraction.run import NO_SMOKE as KEY_NO_SMOKE
 
     with FakeLLM() as server:
         for name, value in endpoint_env(server).items():
@@ -550,7 +550,7 @@ def test_the_full_extraction_waits_for_a_smoke_batch_or_a_reason(corpus, monkeyp
 def test_study_prepare_waits_for_a_smoke_batch_or_says_why_not(corpus, monkeypatch, tmp_path, capfd):
     """`rankhouse study prepare` with the http provider: refused before a request without a smoke batch;
     `--no-smoke REASON` starts the full extraction and records the reason."""
-    from rankhouse.extraction.run import NO_SMOKE as KEY_NO_SMOKE
+    from rankhouse.studies.features.extraction.run import NO_SMOKE as KEY_NO_SMOKE
 
     with FakeLLM() as server:
         for name, value in endpoint_env(server).items():
@@ -760,7 +760,7 @@ def test_the_new_models_are_portable_and_read_raw_only_in_staging():
         assert portability_problems(project.models[name]) == []
         reads_raw = any(r.startswith("raw.") for r in project.references[name])
         assert reads_raw == (name in ("extraction_calls", "feature_completeness"))
-        assert project.models[name].group == ("extraction" if name == "extraction_receipts" else "staging")
+        assert project.models[name].group == ("features" if name == "extraction_receipts" else "features/staging")
 
 
 def test_json_progress_of_an_extraction_is_json_lines_only(corpus, tmp_path):

@@ -19,7 +19,8 @@ from conftest import FIXTURES
 
 from rankhouse.errors import AuditError, InputError, ModelError
 from rankhouse.generators import GENERATORS, Context
-from rankhouse.loaders import LOADERS, load_document_classes, load_documents, load_groups, load_requirements
+from rankhouse.loaders import LOADERS, load_document_classes, load_documents
+from rankhouse.studies.features.groups import load_groups, load_requirements
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.audits import audit_sql
 from rankhouse.warehouse.dag import Project
@@ -753,7 +754,7 @@ def test_the_penalty_and_filter_audits_pass_and_fail_on_a_built_violation(tiny):
 # -- the writer's parts ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def written(tiny):
-    from rankhouse.studies import feature_requirements as writer
+    from rankhouse.studies.features import requirements as writer
 
     study = SimpleNamespace(wh=tiny.wh, protocol=SimpleNamespace(name="tiny", parameters=BASE))
     evaluation = SimpleNamespace(freeze=SimpleNamespace(freeze_id="tiny-1"))

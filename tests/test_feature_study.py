@@ -25,8 +25,8 @@ from conftest import FIXTURES
 from llm_server import MODEL, FakeLLM, feature_value
 
 from rankhouse.paths import ROOT
-from rankhouse.studies import write_outputs
 from rankhouse.study import Protocol, Study
+from rankhouse.study.outputs import write_outputs
 from rankhouse.warehouse import Warehouse
 
 SMALL = FIXTURES / "banking77_small"

@@ -30,8 +30,8 @@ from rankhouse.generators import GENERATORS
 from rankhouse.loaders import LOADERS, Loader, LoadResult, load_documents, load_queries
 from rankhouse.loaders.sources import loaded_sha, read_file, replace_named_rows, sha256_bytes
 from rankhouse.paths import ROOT
-from rankhouse.studies import write_outputs
 from rankhouse.study import Protocol, Study
+from rankhouse.study.outputs import write_outputs
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner

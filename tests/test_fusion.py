@@ -23,8 +23,8 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from rankhouse.errors import InputError
-from rankhouse.fusion import RULES, fuse_runs, incomplete_candidates, write_fused_run
 from rankhouse.loaders import load_run
+from rankhouse.studies.fusion.fuse import RULES, fuse_runs, incomplete_candidates, write_fused_run
 from rankhouse.warehouse import Warehouse
 
 ARMS = ("bm25", "dense")
@@ -77,7 +77,7 @@ class Fused:
 
 
 def fuse(runs: dict, nulls: dict, depth: int, extra: dict | None = None) -> Fused:
-    """Fuse the runs in a throw-away warehouse with rankhouse.fusion.fuse_runs."""
+    """Fuse the runs in a throw-away warehouse with rankhouse.studies.fusion.fuse.fuse_runs."""
     with tempfile.TemporaryDirectory() as tmp, Warehouse(":memory:") as wh:
         arms = {arm: write_run(Path(tmp) / f"{arm}.run", run) for arm, run in runs.items()}
         null_runs = {arm: write_run(Path(tmp) / f"{arm}.null.run", run) for arm, run in nulls.items()}

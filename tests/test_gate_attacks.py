@@ -329,7 +329,7 @@ def test_an_evaluate_model_edited_after_the_freeze_is_refused_until_a_new_freeze
     """Issue 34 (seed 004: no change after seeing test results): a filter added to the evaluate model
     staging/qrels.sql after the freeze (dropping one query) is named by status and evaluate; only a new
     freeze with --supersedes and --reason evaluates it, and the outputs show the chain."""
-    from rankhouse.studies import write_outputs
+    from rankhouse.study.outputs import write_outputs
 
     root, protocol = env
     evaluated(root, protocol)

@@ -18,9 +18,9 @@ import pytest
 from clirunner import error_line, rankhouse
 
 from rankhouse.errors import AuditError, InputError, RankhouseError
-from rankhouse.lanes import PassageScorer, Scored, latest_receipts, register_scorer, score_passages
-from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
 from rankhouse.paths import ROOT
+from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
+from rankhouse.studies.lanes.passages import PassageScorer, Scored, latest_receipts, register_scorer, score_passages
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import portability_problems
 from rankhouse.warehouse.runner import Runner
@@ -635,7 +635,7 @@ def test_exported_lanes_load_back_to_the_same_core(wh, tmp_path):
              for i in range(30)]  # fmt: skip
     admission_warehouse(wh, tmp_path, {"T": ["x"]}, lanes)
     run(wh, "+lane_topics")
-    from rankhouse.runfiles import write_lanes as export_lanes
+    from rankhouse.studies.lanes.runs import write_lanes as export_lanes
 
     export_lanes(wh, CORPUS, tmp_path / "again.run")
     load_lane_runs(wh, tmp_path / "again.run", "again")
@@ -848,8 +848,8 @@ def test_a_lanes_protocol_without_r10_writes_the_measures_it_asks_for(tmp_path):
     from conftest import lanes_subset_protocol
     from recorded_outputs import RECORDED
 
-    from rankhouse.studies import check_protocol, summary_table, write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import check_protocol, summary_table, write_outputs
     from rankhouse.warehouse import Warehouse
 
     protocol, _ = lanes_subset_protocol(tmp_path)

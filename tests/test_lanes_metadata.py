@@ -1,5 +1,5 @@
 """Seed 002's metadata.json and run classification, written with the lanes study's runs
-(rankhouse/studies/lanes.py), checked against the files themselves and the protocol; and the scorer's
+(rankhouse/studies/lanes/writer.py), checked against the files themselves and the protocol; and the scorer's
 identity recorded with the passage scores."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import tomllib
 import pytest
 
 from rankhouse.errors import RankhouseError
-from rankhouse.studies.lanes import CLASSIFICATION, classification
+from rankhouse.studies.lanes.writer import CLASSIFICATION, classification
 
 
 def sha256(path) -> str:

@@ -21,8 +21,8 @@ from recorded_outputs import differences, outputs, recorded
 from warehouse_files import plain
 
 from rankhouse.paths import STUDIES_DIR
-from rankhouse.studies import write_outputs
 from rankhouse.study import Protocol, Study
+from rankhouse.study.outputs import write_outputs
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.files import WriterLock
 from rankhouse.warehouse.layout import Layout

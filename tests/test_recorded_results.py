@@ -20,8 +20,8 @@ def check(study: str, out, protocol) -> None:  # noqa: ANN001
 
 
 def test_trec_sample_reproduces_its_record(tmp_path):
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
     from rankhouse.warehouse import Warehouse
 
     protocol = ROOT / "studies" / "trec_sample.toml"

@@ -307,8 +307,8 @@ def test_study_run_writes_the_report_and_its_figures_are_query_measures(trec_sam
 
 
 def test_a_superseded_freeze_is_in_the_chain_with_its_hash_and_reason(tmp_path):
-    from rankhouse.studies import write_outputs
     from rankhouse.study import Protocol, Study
+    from rankhouse.study.outputs import write_outputs
     from rankhouse.warehouse import Warehouse
 
     protocol = tmp_path / "trec_sample.toml"

@@ -1,6 +1,6 @@
-"""The http-rerank passage scorer (rankhouse/rerank.py, seed 002's cross-encoder behind a /rerank endpoint)
-against a loopback server: the request shape, scores by document index, batching, limits, retries with
-Retry-After, receipts of every attempt, refusal and persistent failure, TEI's variant, and cache-first
+"""The http-rerank passage scorer (rankhouse/studies/lanes/rerank.py, seed 002's cross-encoder behind a /rerank
+endpoint) against a loopback server: the request shape, scores by document index, batching, limits, retries
+with Retry-After, receipts of every attempt, refusal and persistent failure, TEI's variant, and cache-first
 replay through score_passages (a second scoring makes no request)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import FIXTURES
 
+from rankhouse.endpoint import Settings
 from rankhouse.errors import RankhouseError
-from rankhouse.extraction.settings import Settings
-from rankhouse.rerank import HttpRerank, RerankEndpoint, parse_scores
+from rankhouse.studies.lanes.rerank import HttpRerank, RerankEndpoint, parse_scores
 from rankhouse.warehouse import Warehouse
 
 FAST = Settings(concurrency=3, rate=1000.0, retries=3, timeout=5.0, backoff=0.01)
@@ -195,8 +195,8 @@ def test_the_fingerprint_is_the_model_and_revision_and_the_environment_is_checke
 def lanes_candidates(wh: Warehouse) -> None:
     """The lanes fixture's candidates and chunks (+lane_chunks) in `wh`."""
     from rankhouse.loaders import load_documents
-    from rankhouse.loaders.lanes import load_lane_runs, load_narratives
     from rankhouse.paths import STUDIES_DIR
+    from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives
     from rankhouse.study import Protocol
     from rankhouse.warehouse.dag import Project
     from rankhouse.warehouse.runner import Runner
@@ -214,7 +214,7 @@ def lanes_candidates(wh: Warehouse) -> None:
 
 def test_a_stopped_scoring_keeps_what_was_answered_so_a_rerun_asks_only_for_the_rest(server):
     from rankhouse.errors import ScoringStopped
-    from rankhouse.lanes import score_passages
+    from rankhouse.studies.lanes.passages import score_passages
 
     with Warehouse(":memory:") as wh:
         lanes_candidates(wh)
@@ -235,7 +235,7 @@ def test_a_stopped_scoring_keeps_what_was_answered_so_a_rerun_asks_only_for_the_
 
 def test_score_passages_is_cache_first_so_a_replay_makes_no_request(server):
     """The lanes fixture's candidates scored through the loopback reranker, then again from the cache."""
-    from rankhouse.lanes import score_passages
+    from rankhouse.studies.lanes.passages import score_passages
 
     with Warehouse(":memory:") as wh:
         lanes_candidates(wh)

@@ -1,5 +1,5 @@
 """Run files for submission (seed 002): every validator rule with a broken file, export and the manifest,
-and the `rankhouse runs export --lanes` and `rankhouse runs validate` commands."""
+and the `rankhouse lanes export` and `rankhouse runs validate` commands."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from test_snapshots import build_lanes
 
 from rankhouse.errors import RankhouseError
-from rankhouse.runfiles import validate_runs, write_manifest, write_ordering, write_orderings
+from rankhouse.runfiles import validate_runs, write_manifest
+from rankhouse.studies.lanes.runs import write_ordering, write_orderings
 from rankhouse.warehouse import Warehouse
 
 GOOD_A = """\
@@ -296,7 +297,7 @@ def test_manifest_hashes_inputs_and_outputs(tmp_path):
 
 
 def test_cli_export_and_validate(lanes_db, tmp_path):
-    done = rankhouse("runs", "export", "breadth", tmp_path / "breadth.run", "--lanes", "tiny_lanes", "--db", lanes_db,
+    done = rankhouse("lanes", "export", "breadth", tmp_path / "breadth.run", "--corpus", "tiny_lanes", "--db", lanes_db,
                      "--doc-pattern", "[0-9]+")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "it validates" in done.stderr + done.stdout

@@ -132,14 +132,14 @@ def build_evidence(wh: Warehouse) -> None:
     """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
     import json
 
-    from rankhouse.loaders import (
+    from rankhouse.studies.evidence.generators import store_subset_plans
+    from rankhouse.studies.evidence.loaders import (
         load_evidence_documents,
         load_evidence_judgments,
         load_evidence_pool,
         load_evidence_tasks,
     )
-    from rankhouse.select import record_program
-    from rankhouse.studies.evidence import store_subset_plans
+    from rankhouse.studies.evidence.select import record_program
 
     folder = FIXTURES / "evidence"
     for load, name in (
@@ -169,9 +169,9 @@ EVIDENCE = ("evidence_demo.toml", {"bundle": "tiny", "example_tasks": ["t1", "t3
 def build_lanes(wh: Warehouse) -> None:
     """The hand-made lanes fixture (tests/fixtures/lanes): three topics, lanes with MAD > 0, MAD = 0 and an
     empty union (fallback), a long document of three chunks, hand-set passage scores; BM25 lanes too."""
-    from rankhouse.lanes import score_passages
     from rankhouse.loaders import load_document_classes, load_documents
-    from rankhouse.loaders.lanes import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
+    from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives, load_passage_cache, load_topic_classes
+    from rankhouse.studies.lanes.passages import score_passages
 
     folder = FIXTURES / "lanes"
     load_documents(wh, folder / "documents.csv", "tiny_lanes")
@@ -237,7 +237,8 @@ def build_extraction(wh: Warehouse) -> None:
     of another provider and schema."""
     from datetime import datetime, timedelta
 
-    from rankhouse.loaders import load_documents, load_feature_schema, load_queries
+    from rankhouse.loaders import load_documents, load_queries
+    from rankhouse.studies.features.schema import load_feature_schema
 
     folder = FIXTURES / "retrieval"
     load_documents(wh, folder / "documents.csv", "tiny")
@@ -312,15 +313,9 @@ def build_features(wh: Warehouse) -> None:
     from datetime import datetime
 
     from rankhouse.generators import GENERATORS, Context
-    from rankhouse.loaders import (
-        load_document_classes,
-        load_documents,
-        load_feature_schema,
-        load_groups,
-        load_queries,
-        load_query_classes,
-        load_requirements,
-    )
+    from rankhouse.loaders import load_document_classes, load_documents, load_queries, load_query_classes
+    from rankhouse.studies.features.groups import load_groups, load_requirements
+    from rankhouse.studies.features.schema import load_feature_schema
 
     folder = FIXTURES / "features"
     load_documents(wh, folder / "snapshot_train.csv", "tiny")

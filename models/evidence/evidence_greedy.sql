@@ -7,11 +7,11 @@
 -- functions: evidence_greedy
 -- dialect: duckdb: calls the Python greedy-selection function
 -- description: Seed 000's greedy selection ("selection"): per task, the UDF evidence_greedy
---   (rankhouse/select.py, registered from rankhouse/functions.py) gets the pool's doc_ids in ascending order, the normalised gains g(f, d)
---   (one list per facet, in doc_id order), the pair penalties p(d, e) (a doc x doc matrix in doc_id
---   order, 0 on the diagonal) and the budget, and returns `budget` doc_ids: each step adds the
---   unselected member with the largest F(S + d) - F(S), exact ties to the smaller doc_id. The
---   selection order is the rank. The UDF checks the program hash recorded in models.evidence_programs.
+--   (rankhouse/studies/evidence/select.py, registered by the study's package) gets the pool's doc_ids
+--   in ascending order, the normalised gains g(f, d) (one list per facet, in doc_id order), the pair
+--   penalties p(d, e) (a doc x doc matrix in doc_id order, 0 on the diagonal) and the budget, and returns
+--   `budget` doc_ids: each step adds the unselected member with the largest F(S + d) - F(S), exact ties
+--   to the smaller doc_id. The selection order is the rank. The UDF checks the program hash recorded in models.evidence_programs.
 WITH members AS (
     SELECT bundle, task_id, doc_id
     FROM models.evidence_pools

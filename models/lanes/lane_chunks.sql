@@ -6,7 +6,7 @@
 -- parameters: corpus = "banking77", chunk_size = 3500, chunk_overlap = 350, chunker = "window"
 -- description: The chunks of every candidate document (seed 002: 3,500 characters with a 350-character
 --   overlap), by the chunker the protocol names: "semantic", the seed's, cut at sentence and paragraph
---   boundaries (lane_semantic_chunks; rankhouse/chunking.py), or "window", the named alternative: chunk i
+--   boundaries (lane_semantic_chunks; rankhouse/studies/lanes/chunking.py), or "window", the named alternative: chunk i
 --   (0-based) starts at character i * (chunk_size - chunk_overlap), i.e. 0, 3150, 6300, ..., and has up
 --   to chunk_size characters; a document of n characters has 1 chunk if n <= chunk_size, else 1 +
 --   ceil((n - chunk_size) / (chunk_size - chunk_overlap)), the last one ending at its end. Characters are

@@ -8,7 +8,7 @@
 -- parameters: corpus = "banking77", chunk_size = 3500, chunk_overlap = 350
 -- description: Seed 002's semantic chunker over every candidate document: chunks of at most chunk_size
 --   characters cut at sentence and paragraph boundaries, overlapping by whole sentences of at most
---   chunk_overlap characters (the rule: rankhouse/chunking.py, the SQL function semantic_chunks, a pure
+--   chunk_overlap characters (the rule: rankhouse/studies/lanes/chunking.py, the SQL function semantic_chunks, a pure
 --   function of the text). Chunks numbered from 0, start 0-based in Unicode code points, text the
 --   document's substring; chunks counts the document's. lane_chunks reads it when chunker = "semantic".
 WITH documents AS (

@@ -31,8 +31,8 @@ from typing import Annotated
 import typer
 from typer._click import exceptions as usage
 
-from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, migrate, models, query, report, study
+from rankhouse import __version__, registry
+from rankhouse.cli import compare, encode, evaluate, export, load, migrate, models, query, report, study
 from rankhouse.errors import RankhouseError
 from rankhouse.sentences import first_sentence
 
@@ -72,14 +72,30 @@ app.command("sources")(load.sources_command)
 app.add_typer(models.models_app, name="models")
 app.command("run")(models.run_command)
 app.command("encode")(encode.encode_command)
-app.command("fuse")(fuse.fuse_command)
 app.add_typer(study.study_app, name="study")
-app.add_typer(features.features_app, name="features")
 app.command("query")(query.query_command)
 app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 app.command("report")(report.report_command)
 app.command("migrate")(migrate.migrate_command)
+
+
+def _study_commands() -> RankhouseError | None:
+    """Add the studies' own commands (rankhouse fuse, features, lanes: rankhouse/registry.py Command); a
+    study that cannot be registered is returned, for `run` to report as any other error."""
+    try:
+        for command in registry.entries(registry.Command).values():
+            target = registry.resolve(command.target)
+            if isinstance(target, typer.Typer):
+                app.add_typer(target, name=command.name)
+            else:
+                app.command(command.name)(target)
+    except RankhouseError as exc:
+        return exc
+    return None
+
+
+_STUDIES_FAILED = _study_commands()
 
 
 def _short_helps(typer_app: typer.Typer) -> None:
@@ -106,6 +122,8 @@ def run(args: list[str] | None = None) -> int:
     """The app on `args` (default: the command line's); every failure printed as one `error:` line."""
     as_json = "--json" in (sys.argv[1:] if args is None else args)  # a failure is then a JSON event too
     try:
+        if _STUDIES_FAILED is not None:
+            raise _STUDIES_FAILED
         status = app(args=args, prog_name=PROGRAM, standalone_mode=False)
     except usage.NoArgsIsHelpError:  # the help is printed already
         return _error("missing command", as_json=as_json)

@@ -262,6 +262,5 @@ def demo_command(
         studied.prepare()
         studied.freeze()
         _evaluate(studied, out)
-    results = "retrieval_metrics" if loaded.outputs.get("writer") == "retrieval" else "run_measures"
     sink.say(f"\nnext: rankhouse study status {protocol.relative_to(ROOT)}")
-    sink.say(f"      rankhouse query \"FROM {loaded.name}.results.{results} WHERE subset = 'all'\"")
+    sink.say(f"      rankhouse query \"FROM {loaded.name}.results.run_measures WHERE subset = 'all'\"")

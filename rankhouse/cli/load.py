@@ -15,7 +15,6 @@ from rankhouse.loaders.sources import LoadResult, check_readable, shown_path
 from rankhouse.loaders.trec import RunInput, run_inputs
 from rankhouse.progress import Progress
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
 runs_app = typer.Typer(help="List and export the TREC runs in the warehouse.", no_args_is_help=True)
@@ -140,53 +139,16 @@ def runs_list_command(db: DbOption = DEFAULT) -> None:
 
 @runs_app.command("export")
 def runs_export_command(
-    run_id: Annotated[str, typer.Argument(help="The run to write (with --lanes: combo, breadth or narrative).")],
+    run_id: Annotated[str, typer.Argument(help="The run to write.")],
     out: Annotated[Path, typer.Argument(help="The TREC file to write.")],
     db: DbOption = DEFAULT,
-    lanes: Annotated[
-        str | None, typer.Option("--lanes", help="Write this corpus's lanes-study ordering RUN_ID (seed 002).")
-    ] = None,
-    tag: Annotated[
-        str | None, typer.Option(help="Run tag of a lanes ordering (default rankhouse-lanes-RUN_ID).")
-    ] = None,
-    doc_pattern: Annotated[
-        str | None,
-        typer.Option(help="With --lanes: a regular expression (RE2 syntax) every whole document id must match."),
-    ] = None,
 ) -> None:
     """Write a loaded run back out as a TREC file.  Example: rankhouse runs export bm25.run out/bm25.run
 
-    With --lanes CORPUS, write an ordering of the lanes study (six fields, ranks 1..k_t per topic, score
-    k_t + 1 - rank) and validate it.  Example: rankhouse runs export combo combo.run --lanes banking77_lanes
+    A study's own orderings are written by its commands (the lanes study's: rankhouse lanes export).
     """
-    if lanes is not None:
-        from rankhouse.errors import RankhouseError
-        from rankhouse.runfiles import validate_runs, write_ordering
-
-        with Warehouse(db, read_only=True) as wh:
-            _use_study_with(wh, "lane_orderings", "corpus", lanes)
-            lines = write_ordering(wh, lanes, run_id, out, tag or f"rankhouse-lanes-{run_id}")
-        problems = validate_runs([out], doc_pattern)
-        for problem in problems:
-            say(str(problem))
-        if problems:
-            raise RankhouseError(f"wrote {lines:,} lines to {out}, but {len(problems)} rules are broken (above)")
-        say(f"wrote {lines:,} lines to {out}; it validates")
-        return
     with Warehouse(db, read_only=db != ":memory:") as wh:
         say(f"wrote {write_run(wh, run_id, out):,} lines to {out}")
-
-
-def _use_study_with(wh: Warehouse, model: str, column: str, value: str) -> None:
-    """Make the namespace in use the study whose `models.<model>` holds rows with `column` = `value` (the
-    lanes study of a corpus), or say none does."""
-    for study in [DEFAULT_NAMESPACE, *wh.studies()]:
-        wh.use(study)
-        if wh.table_exists(f"models.{model}") and wh.sql(
-            f"SELECT 1 FROM models.{model} WHERE {column} = ? LIMIT 1", [value]
-        ):
-            return
-    raise RankhouseError(f"no namespace of warehouse {wh.path} has built models.{model} for {column} {value!r}")
 
 
 @runs_app.command("validate")

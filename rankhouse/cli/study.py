@@ -12,8 +12,8 @@ from rankhouse.cli import engines
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, NoSmokeOption, QuietOption, progress_sink, say
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
-from rankhouse.studies import check_output_dir, check_protocol, summary_table, write_outputs
 from rankhouse.study import Evaluation, Protocol, Study, outputs_dir_for
+from rankhouse.study.outputs import check_output_dir, check_protocol, summary_table, write_outputs
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.runner import DuckDBEngine
 

@@ -424,3 +424,16 @@ def stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: LineForma
         raise InputError(path, 1, f"no {fmt.what} lines in the file", "empty, or only blank and # lines")
     check_staged(wh, path, table, fmt)
     return rows
+
+
+ANY_WHITESPACE = re.compile(r"\s")
+
+
+def identifier(path: str | Path, line: int, value: object, what: str) -> str:
+    """A name: a non-empty string without whitespace (ids, names and classes that go into TREC files and
+    keys: the lanes study's topic ids and subnarrative names, the features loaders' ids and intents)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(path, line, f"{what} is not a non-empty string", repr(value)[:60])
+    if ANY_WHITESPACE.search(value):
+        raise InputError(path, line, f"{what} contains whitespace", repr(value))
+    return value

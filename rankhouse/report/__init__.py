@@ -3,11 +3,12 @@
 DIR/report.html is one self-contained page (inline CSS and SVG, no script, no network: its
 Content-Security-Policy forbids loading anything); the Markdown variant DIR/report.md has the same
 tables and links the same figures, written as DIR/figures/<id>.svg, for papers and pull requests. A
-study whose writer writes its own report.md (the named-features study) keeps it: the figures, the freeze
-chain and the provenance are written into it, between two marker lines that a new run replaces, so that
-each study has one Markdown report. What the sections hold and where each number comes from:
-rankhouse/report/sections.py; the figures: rankhouse/report/plots.py. Everything is read and rendered
-before the first file is written, and the same directory gives the same bytes.
+study whose writer writes its own report.md (a report kind with `own_markdown`: the named-features
+study) keeps it: the figures, the freeze chain and the provenance are written into it, between two marker
+lines that a new run replaces, so that each study has one Markdown report. What the sections hold and
+where each number comes from: rankhouse/report/sections.py; the figures: rankhouse/report/plots.py.
+Everything is read and rendered before the first file is written, and the same directory gives the same
+bytes.
 
     >>> FORMATS
     ('html', 'md', 'both')
@@ -22,10 +23,8 @@ import jinja2
 from rankhouse.report.sections import Report, Section, read
 
 FORMATS = ("html", "md", "both")
-WRITER_REPORTS = {"features"}  # kinds whose writer writes report.md itself
 BEGIN = "<!-- rankhouse report: begin (written by `rankhouse report DIR`; replaced on every run) -->"
 END = "<!-- rankhouse report: end -->"
-FIGURE_ONLY = {"results", "e3", "e4", "e5"}  # sections a writer's own report.md already has as tables
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
@@ -63,7 +62,7 @@ def markdown(report: Report, appended: bool = False) -> str:
     if appended:
         sections = [
             Section(s.ident, s.title, [b for b in s.blocks if b.kind in ("text", "figure", "figures")])
-            if s.ident in FIGURE_ONLY else s
+            if s.ident in report.spec.figure_only else s
             for s in sections
         ]  # fmt: skip
         sections = [s for s in sections if any(b.kind in ("figure", "figures", "table", "code") for b in s.blocks)]
@@ -95,7 +94,7 @@ def build(directory: Path | str, output_format: str = "both") -> list[Path]:
         files[directory / "report.html"] = html(report)
     if output_format in ("md", "both"):
         target = directory / "report.md"
-        if report.kind in WRITER_REPORTS and target.is_file():
+        if report.spec.own_markdown and target.is_file():
             files[target] = _with_block(target.read_text(encoding="utf-8"), markdown(report, appended=True))
         else:
             files[target] = markdown(report)

@@ -1,100 +1,21 @@
-"""Study writers: one small module per kind of study, each with `write(study, evaluation, out)` (the
-output files) and `table(study, evaluation)` (the summary printed after evaluating), over the shared
-parts in common.py, and optionally `needs(protocol, built)`: what the writer reads that the protocol's
-stages do not build (check_protocol refuses such a protocol when it is read, before anything is loaded or
-written). A protocol names its writer in `[outputs] writer` (default "trec"); a new study adds a module
-and a line here, and nothing in the core.
+"""The studies, one package each: `rankhouse/studies/<name>/` holds a study's loaders, generators, writer,
+report sections, commands and its own DDL, and its `__init__.py` registers them (rankhouse/registry.py),
+naming its code as text so that registering imports nothing else. Its models are in models/<name>/
+(its staging adapters in models/<name>/staging/), its protocols in studies/. Adding a study adds such a
+package, its models folder and its protocol, and touches nothing else: the registry finds every package
+here, and every installed package of the entry-point group `rankhouse.studies` (docs/architecture.md,
+"A new study").
 
-    >>> sorted(WRITERS)
-    ['evidence', 'features', 'fusion', 'lanes', 'retrieval', 'trec']
+The names this package held before the study packages (the writers' dispatch, now rankhouse/study/outputs.py)
+are still found here, for code written against them.
 """
 
-from __future__ import annotations
-
-import importlib
-import json
-from pathlib import Path
-from types import ModuleType
-
-from rankhouse.errors import RankhouseError
-from rankhouse.study import Evaluation, Protocol, Study, study_models
-from rankhouse.warehouse.dag import Project
-
-WRITERS = {
-    name: f"rankhouse.studies.{name}" for name in ("trec", "retrieval", "fusion", "evidence", "lanes", "features")
-}
+_MOVED = {"WRITERS", "writer", "built_models", "check_protocol", "check_output_dir", "write_outputs", "summary_table"}
 
 
-def writer(study: Study | Protocol) -> ModuleType:
-    """The writer module a study's protocol names."""
-    protocol = study.protocol if isinstance(study, Study) else study
-    name = protocol.outputs.get("writer", "trec")
-    if name not in WRITERS:
-        raise RankhouseError(f"protocol {protocol.path}: unknown writer {name!r}; known: {', '.join(WRITERS)}")
-    return importlib.import_module(WRITERS[name])
+def __getattr__(name: str):  # noqa: ANN202 - the moved names, looked up on first use
+    if name in _MOVED:
+        from rankhouse.study import outputs
 
-
-def built_models(protocol: Protocol) -> dict[str, set[str]]:
-    """The models the protocol's stages build, as a Study selects them, from the DAG alone (no warehouse):
-    "prepare" and "evaluate", each the models of that stage (the prepare stage also builds the prepare
-    models the evaluate stage reads); an evaluate model's table is kept as results.<model>.
-
-    >>> sorted(built_models(Protocol.load("studies/lanes_banking77.toml"))["evaluate"])[:2]  # doctest: +SKIP
-    ['evaluated_queries', 'ideal_ranking']
-    """
-    project = Project.load(params={"study": protocol.name, **protocol.parameters}, closure=study_models(protocol))
-    selected = set(project.select(protocol.prepare)) | set(project.select(protocol.evaluate))
-    return {stage: {m for m in selected if project.models[m].stage == stage} for stage in ("prepare", "evaluate")}
-
-
-def check_protocol(protocol: Protocol) -> None:
-    """Refuse a protocol whose writer reads what its stages do not build (the writer's `needs`), when the
-    protocol is read: before any input is loaded, model built or output written. The message names the
-    protocol, the writer, what is missing and where to add it."""
-    module = writer(protocol)
-    problems = module.needs(protocol, built_models(protocol)) if hasattr(module, "needs") else []
-    if problems:
-        name = protocol.outputs.get("writer", "trec")
-        raise RankhouseError(f"protocol {protocol.path}: writer {name} " + "; and ".join(problems))
-
-
-def check_output_dir(out: Path, study: str) -> None:
-    """Refuse an output folder that holds another study's results.json (or one no study wrote): a
-    folder holds one study's outputs, never a mix of two. Commands call it before they write anything.
-
-    Example: check_output_dir(Path("out/trec_sample"), "trec_sample")
-    """
-    results = out / "results.json"
-    if not results.exists():
-        return
-    try:
-        found = json.loads(results.read_text(encoding="utf-8")).get("study")
-    except (OSError, ValueError, AttributeError):
-        found = None
-    if found == study:
-        return
-    held = f"the results of study {found}" if isinstance(found, str) else "a results.json that no study wrote"
-    raise RankhouseError(
-        f"{out} holds {held} ({results}): study {study}'s outputs go to a folder of their own "
-        f"(leave out --out for out/{study}/ beside the warehouse, or give another folder)"
-    )
-
-
-def write_outputs(study: Study, evaluation: Evaluation, out: Path) -> list[Path]:
-    """Write the study's outputs into `out` with the protocol's writer, then provenance.json and the paired
-    differences (studies/common.py), what `rankhouse report` needs besides them; return the files written.
-    A folder holding another study's results is refused (check_output_dir)."""
-    from rankhouse.studies.common import provenance, write_differences, write_json
-
-    check_output_dir(out, study.protocol.name)
-    check_protocol(study.protocol)
-    out.mkdir(parents=True, exist_ok=True)
-    written = writer(study).write(study, evaluation, out)
-    if out / "paired_differences.csv" not in written:  # the features writer labels its own with the extractor
-        written += write_differences(study, evaluation, out)
-    return [*written, write_json(out / "provenance.json", provenance(study, evaluation, out))]
-
-
-def summary_table(study: Study, evaluation: Evaluation) -> str:
-    """The protocol's writer's summary of an evaluation, as printed by `rankhouse study evaluate`."""
-    return writer(study).table(study, evaluation)
+        return getattr(outputs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

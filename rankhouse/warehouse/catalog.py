@@ -323,7 +323,7 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
     return Model(
         name=name,
         path=path,
-        group=path.parent.relative_to(models_dir).as_posix(),
+        group=path.parent.relative_to(root_of(path, models_dir)).as_posix(),
         version=version,
         stage=header["stage"],
         grain=tuple(c.strip() for c in header["grain"].split(",") if c.strip()),
@@ -345,14 +345,32 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
     )
 
 
+def study_roots(models_dir: Path) -> tuple[Path, ...]:
+    """The folders models are read from: `models_dir`, and with rankhouse's own models/ the models folder of
+    every study registered from outside the repository (rankhouse/registry.py Models)."""
+    from rankhouse.paths import MODELS_DIR
+    from rankhouse.registry import Models, entries
+
+    if Path(models_dir) != MODELS_DIR:
+        return (Path(models_dir),)
+    return (MODELS_DIR, *(entry.root for entry in entries(Models).values()))
+
+
+def root_of(path: Path, models_dir: Path) -> Path:
+    """The models folder holding a model file (its group is the folder below it)."""
+    return next((root for root in study_roots(models_dir) if path.is_relative_to(root)), models_dir)
+
+
 def model_paths(models_dir: Path) -> dict[str, Path]:
-    """Every `*.sql` model file under `models_dir`, by model name (its file name, which its header must
-    repeat); names must be unique across groups."""
+    """Every `*.sql` model file under `models_dir` (and the registered studies' folders: study_roots), by
+    model name (its file name, which its header must repeat); names must be unique across groups and
+    folders."""
     paths: dict[str, Path] = {}
-    for path in sorted(models_dir.rglob("*.sql")):
-        if path.stem in paths:
-            raise ModelError(path.stem, f"defined twice: {paths[path.stem]} and {path}")
-        paths[path.stem] = path
+    for root in study_roots(models_dir):
+        for path in sorted(root.rglob("*.sql")):
+            if path.stem in paths:
+                raise ModelError(path.stem, f"defined twice: {paths[path.stem]} and {path}")
+            paths[path.stem] = path
     return paths
 
 

@@ -11,21 +11,24 @@ from sqlglot import exp
 
 from rankhouse.errors import ModelError, did_you_mean
 from rankhouse.functions import FUNCTIONS
-from rankhouse.paths import MODELS_DIR, read_sql
+from rankhouse.paths import MODELS_DIR
 from rankhouse.warehouse.catalog import Model, load_glossary, load_models, model_paths, parse_model
+from rankhouse.warehouse.layout import schema_ddl
 from rankhouse.warehouse.render import IDENTIFIER, parse, render
 
-# Schemas a model may read: other models, loaded inputs, and labels through the gate.
-SOURCE_SCHEMAS = {"raw": "warehouse.sql", "gate": "labels.sql"}
-STAGING = "staging"  # the one group whose models read raw.* and gate.* (dbt's staging layer)
+# Schemas a model may read: other models, loaded inputs, and labels through the gate (the kind of file
+# whose DDL declares them: layout.schema_ddl, sql/ and every study's own tables).
+SOURCE_SCHEMAS = {"raw": "warehouse", "gate": "labels"}
+STAGING = "staging"  # the groups whose models read raw.* and gate.*: staging/ and <study>/staging/ (dbt's staging)
 CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS ([\w.]+)", re.IGNORECASE)
 
 
 def declared_sources() -> set[str]:
-    """Tables a model may read besides models: `raw.*` from sql/warehouse.sql, `gate.*` from sql/labels.sql."""
+    """Tables a model may read besides models: `raw.*` of the inputs file, `gate.*` of the labels files, as
+    sql/warehouse.sql, sql/labels.sql and the studies' own DDL declare them."""
     sources = set()
-    for schema, ddl in SOURCE_SCHEMAS.items():
-        for name in CREATE_TABLE.findall(read_sql(ddl)):
+    for schema, kind in SOURCE_SCHEMAS.items():
+        for name in CREATE_TABLE.findall(schema_ddl(kind)):
             if schema == "gate" and "." not in name:
                 sources.add(f"gate.{name}")
             elif name.startswith(f"{schema}."):
@@ -266,10 +269,11 @@ class Project:
                     raise ModelError(name, f"reads unknown table {ref}")
                 if schema == "gate" and model.stage == "prepare":
                     raise ModelError(name, f"is a prepare model and may not read labels ({ref})")
-                if schema in SOURCE_SCHEMAS and model.group != STAGING:
+                if schema in SOURCE_SCHEMAS and model.group.split("/")[-1] != STAGING:
                     raise ModelError(
                         name,
-                        f"reads {ref}: only models in models/{STAGING}/ read loaded inputs and labels; read its model",
+                        f"reads {ref}: only models in models/{STAGING}/ (or a study's models/<study>/{STAGING}/) read "
+                        "loaded inputs and labels; read its model",
                     )
                 if schema == "gate" and model.materialized == "view":
                     raise ModelError(

@@ -46,13 +46,20 @@ KIND_SQL = {"warehouse": "warehouse.sql", "namespace": "namespace.sql", "labels"
 
 def schema_ddl(kind: str) -> str:
     """The DDL of a file of `kind` (sql/): layout.sql's meta.layout, which every file has, then the
-    kind's own tables (a store file has none: its tables are the models').
+    kind's own tables (a store file has none: its tables are the models'), then, in the inputs file and
+    the labels files, every registered study's own tables (rankhouse/registry.py Tables), by study name.
 
     >>> "meta.layout" in schema_ddl("store") and "meta.sources" in schema_ddl("warehouse")
     True
     """
+    from rankhouse.registry import Tables, entries
+
     own = KIND_SQL[kind]
-    return read_sql("layout.sql") + ("\n" + read_sql(own) if own else "")
+    ddl = read_sql("layout.sql") + ("\n" + read_sql(own) if own else "")
+    if kind in ("warehouse", "labels"):
+        studies = entries(Tables)
+        ddl += "".join("\n" + studies[name].ddl(kind) for name in sorted(studies))
+    return ddl
 
 
 def check_namespace(name: str) -> str:

@@ -290,13 +290,14 @@ class Scope:
                 f"cannot build {', '.join(refused)} in this warehouse: {reasons} "
                 "(`rankhouse models list --db DB` shows what it can build)"
             )
-        # one line per group of models without inputs, one line for all the models kept from the labels
+        # one line per folder of models without inputs (a study's staging/ with its study), one line for all
+        # the models kept from the labels
         empty: dict[str, list[str]] = {}
         gated: list[str] = []
         for name in names:
             status = self.status(name)
             if status == "no inputs":
-                empty.setdefault(self.project.models[name].group, []).append(name)
+                empty.setdefault(self.project.models[name].group.split("/")[0], []).append(name)
             elif status:
                 gated.append(name)
         skipped = [Skipped(_count(len(members), f"{group} model"), tuple(members), self.why(members))
@@ -304,7 +305,8 @@ class Scope:
         if gated:
             groups: dict[str, int] = {}
             for name in gated:
-                groups[self.project.models[name].group] = groups.get(self.project.models[name].group, 0) + 1
+                group = self.project.models[name].group.split("/")[0]
+                groups[group] = groups.get(group, 0) + 1
             counts = ", ".join(f"{n} {group}" for group, n in sorted(groups.items(), key=lambda g: (-g[1], g[0])))
             what = f"{_count(len(gated), 'model')} that read labels ({counts})"
             skipped.append(Skipped(what, tuple(gated), str(self.gate_refusal)))
