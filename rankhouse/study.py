@@ -55,8 +55,8 @@ from rankhouse.errors import RankhouseError
 from rankhouse.generators import GENERATORS, Context
 from rankhouse.loaders import LOADERS, LoadResult
 from rankhouse.loaders.sources import expecting, sha256_bytes, sha256_file
-from rankhouse.paths import MODELS_DIR
 from rankhouse.progress import SILENT, Progress
+from rankhouse.project import check_protocol_project, model_roots
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import load_models
 from rankhouse.warehouse.dag import Project, selection_closure
@@ -117,6 +117,7 @@ class Protocol:
     @classmethod
     def load(cls, path: str | Path) -> Protocol:
         path = Path(path)
+        check_protocol_project(path)  # a project's study runs with its project's models
         try:
             data = path.read_bytes()
             spec = tomllib.loads(data.decode("utf-8"))
@@ -216,7 +217,7 @@ def study_models(protocol: Protocol) -> list[str] | None:
     prepare, evaluate = selection_closure(protocol.prepare), selection_closure(protocol.evaluate)
     if prepare is None or evaluate is None:
         return None
-    companions = [name for name, model in load_models(MODELS_DIR).items() if model.companion]
+    companions = [name for name, model in load_models(model_roots()).items() if model.companion]
     return list(dict.fromkeys(prepare + evaluate + companions))
 
 
@@ -245,7 +246,7 @@ class Study:
         if project is None:
             project = Project.load(params=self.parameters, closure=study_models(protocol))
         elif project.params != self.parameters:  # its graph read with other parameters (a model's source may
-            project = Project.load(project.models_dir, params=self.parameters)  # switch on one): read it again
+            project = Project.load(project.roots, params=self.parameters)  # switch on one): read it again
         self.project = project
         if not any("study" in m.parameters for m in self.project.models.values()):
             self.parameters.pop("study")

@@ -14,7 +14,8 @@ from rankhouse.paths import PACKAGE
 # The modules of studies: their writers and Python steps, the greedy selection, passage scoring, run-file fusion.
 STUDY_MODULES = ("rankhouse.studies", "rankhouse.select", "rankhouse.lanes", "rankhouse.fusion", "rankhouse.runfiles")
 CORE = [PACKAGE / "warehouse", PACKAGE / "study.py", PACKAGE / "functions.py", PACKAGE / "generators.py",
-        PACKAGE / "measures.py", PACKAGE / "evaluation.py"]  # fmt: skip
+        PACKAGE / "measures.py", PACKAGE / "evaluation.py", PACKAGE / "project.py",
+        PACKAGE / "model_tests.py"]  # fmt: skip
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -6,7 +6,8 @@ exits with
 
 - 0: done; also `-h`/`--help` (everywhere) and `--version`;
 - 1: an internal error, an exception rankhouse did not expect: `error: internal error: <type>:
-  <message> (please report it ...)`; set RANKHOUSE_TRACEBACK=1 to see the traceback instead;
+  <message> (please report it ...)`; set RANKHOUSE_TRACEBACK=1 to see the traceback instead; and
+  `rankhouse test` when a model's output differs from its expected file (as pytest, dbt and sqlmesh);
 - 2: a usage error (an unknown command or option, a missing argument, a value an option refuses,
   bare `rankhouse` or a command group without its command, which print their help first), or an
   error rankhouse reports (RankhouseError: an input that breaks a rule, an unknown name, a refused
@@ -32,8 +33,23 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__
-from rankhouse.cli import compare, encode, evaluate, export, features, fuse, load, migrate, models, query, report, study
+from rankhouse.cli import (
+    compare,
+    encode,
+    evaluate,
+    export,
+    features,
+    fuse,
+    load,
+    migrate,
+    models,
+    project,
+    query,
+    report,
+    study,
+)
 from rankhouse.errors import RankhouseError
+from rankhouse.project import use_project
 from rankhouse.sentences import first_sentence
 
 app = typer.Typer(
@@ -80,6 +96,8 @@ app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 app.command("report")(report.report_command)
 app.command("migrate")(migrate.migrate_command)
+app.command("init")(project.init_command)
+app.command("test")(project.test_command)
 
 
 def _short_helps(typer_app: typer.Typer) -> None:
@@ -105,6 +123,7 @@ def main(args: list[str] | None = None) -> None:
 def run(args: list[str] | None = None) -> int:
     """The app on `args` (default: the command line's); every failure printed as one `error:` line."""
     as_json = "--json" in (sys.argv[1:] if args is None else args)  # a failure is then a JSON event too
+    use_project(None)  # a command's --project (cli/common.py ProjectOption) chooses it anew
     try:
         status = app(args=args, prog_name=PROGRAM, standalone_mode=False)
     except usage.NoArgsIsHelpError:  # the help is printed already
