@@ -35,11 +35,12 @@ def _use_project(value: Path | None) -> Path | None:
     from rankhouse.project import find_project, use_project
 
     try:
-        use_project(find_project(value))
+        found = find_project(value)
     except RankhouseError as exc:
         if value is None:  # the current folder's project file: not an option's value
             raise
         raise typer.BadParameter(str(exc).removeprefix(f"--project {value}: ")) from None
+    use_project(found)  # its modules imported: a module's failure is its own error, not the option's
     return value
 
 
