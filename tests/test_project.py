@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TREC
-from test_cli_usage import error_line, rankhouse_in_process
+from test_cli_usage import LEAVES, error_line, rankhouse_in_process
 
 FIRST_RELEVANT = """\
 -- name: first_relevant_rank
@@ -97,6 +97,17 @@ def test_the_projects_models_are_read_beside_rankhouses_with_project_or_in_its_f
     monkeypatch.chdir(project)  # in its folder, the project is the current one
     done = rankhouse_in_process("models", "show", "first_relevant_rank")
     assert done.returncode == 0 and "first_relevant_rank" in done.stdout, done.stderr
+
+
+# The commands that read no model: loads, run files, the encoder, reports (from an output folder), init.
+READ_NO_MODEL = {"load run", "load qrels", "load documents", "load queries", "load document-classes",
+                 "load query-classes", "runs list", "runs export", "runs validate", "sources", "encode", "report",
+                 "init"}  # fmt: skip
+
+
+def test_every_command_that_reads_models_takes_project():
+    options = {" ".join(path): {o for p in command.params for o in p.opts} for path, command in LEAVES}
+    assert {command for command, given in options.items() if "--project" not in given} == READ_NO_MODEL
 
 
 def test_a_model_that_takes_the_name_of_one_of_rankhouses_is_an_error_naming_both_files(project):
