@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from rankhouse import functions
 from rankhouse.errors import AuditError, InputError, ModelError, RankhouseError, did_you_mean
-from rankhouse.project import FileError, model_roots, read_toml
+from rankhouse.project import FileError, line_of, model_roots, read_toml
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import declared_parameters, load_models, model_paths
 from rankhouse.warehouse.dag import Project, selection_closure, selection_items
@@ -132,14 +132,6 @@ def find_fixtures(paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _line_of(text: str, key: str) -> int:
-    """The line (from 1) that sets `key` or opens table `key`, else 1."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if re.match(rf"^\s*(\[+\s*)?\"?{re.escape(key)}\"?\s*(=|\])", line):
-            return number
-    return 1
-
-
 def read_fixture(folder: Path) -> Fixture:
     """Read a fixture folder and check it against the models (of the project in use): what it tests, the
     tables it gives, its parameters and its expected files. Errors name the file, line and rule."""
@@ -147,23 +139,23 @@ def read_fixture(folder: Path) -> Fixture:
     spec, text = read_toml(path)
     unknown = sorted(set(spec) - set(KEYS))
     if unknown:
-        raise InputError(path, _line_of(text, unknown[0]), f"unknown key {unknown[0]}; known: {', '.join(KEYS)}")
+        raise InputError(path, line_of(text, unknown[0]), f"unknown key {unknown[0]}; known: {', '.join(KEYS)}")
     selection = spec.get("models")
     if not isinstance(selection, str) or not selection_items(selection):
-        raise InputError(path, _line_of(text, "models"), 'needs models = "<the models it tests>" (dbt selection)')
+        raise InputError(path, line_of(text, "models"), 'needs models = "<the models it tests>" (dbt selection)')
     parameters = spec.get("parameters", {})
     if not isinstance(parameters, dict):
-        raise InputError(path, _line_of(text, "parameters"), "parameters is a table: [parameters]")
+        raise InputError(path, line_of(text, "parameters"), "parameters is a table: [parameters]")
     inputs = _input_files(folder)
     project = _project(path, text, selection, parameters, inputs)
     given = {i.name for i in inputs if i.schema == "models"}
     named = [name for name in project.named(selection) if name in given]
     if named:
-        raise InputError(path, _line_of(text, "models"), f"tests {named[0]}, which inputs/models.{named[0]} gives")
+        raise InputError(path, line_of(text, "models"), f"tests {named[0]}, which inputs/models.{named[0]} gives")
     try:
         tested = [m for m in project.select(selection) if m not in given]
     except ModelError as exc:
-        raise InputError(path, _line_of(text, "models"), str(exc)) from None
+        raise InputError(path, line_of(text, "models"), str(exc)) from None
     builds = _builds(project, tested, given)
     _check_inputs(project, inputs, builds)
     stale = sorted(p.name for p in folder.glob("*.csv") if p.stem not in tested)
@@ -207,18 +199,18 @@ def _project(path: Path, text: str, selection: str, parameters: dict, inputs: tu
     for key in parameters:
         if key not in declared:
             raise InputError(
-                path, _line_of(text, key), f"no model declares parameter {key}{did_you_mean(key, declared)}"
+                path, line_of(text, key), f"no model declares parameter {key}{did_you_mean(key, declared)}"
             )
     closure = selection_closure(selection)
     if closure is not None:
         missing = [name for name in closure if name not in paths]
         if missing:
-            raise InputError(path, _line_of(text, "models"), f"no model {missing[0]}{did_you_mean(missing[0], paths)}")
+            raise InputError(path, line_of(text, "models"), f"no model {missing[0]}{did_you_mean(missing[0], paths)}")
         closure = closure + sorted({i.name for i in inputs if i.schema == "models"})
     try:
         return Project.load(params=parameters, closure=closure)
     except ModelError as exc:
-        raise InputError(path, _line_of(text, "parameters"), str(exc)) from None
+        raise InputError(path, line_of(text, "parameters"), str(exc)) from None
 
 
 def _builds(project: Project, tested: list[str], given: set[str]) -> list[str]:
@@ -299,7 +291,7 @@ def _toml_rows(path: Path) -> Rows:
     if set(spec) != {"rows"} or not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise InputError(path, 1, "a TOML input holds rows = [{column = value, ...}, ...] (or [[rows]] tables) only")
     starts = [n for n, line in enumerate(text.splitlines(), start=1) if re.match(r"^\s*\[\[\s*rows\s*\]\]", line)]
-    lines = starts if len(starts) == len(rows) else [_line_of(text, "rows")] * len(rows)
+    lines = starts if len(starts) == len(rows) else [line_of(text, "rows")] * len(rows)
     columns = list(dict.fromkeys(key for row in rows for key in row))
     for line, row in zip(lines, rows):
         try:

@@ -76,18 +76,18 @@ def read_project(root: Path) -> AnalystProject:
     name = table.get("name") if isinstance(table, dict) else None
     if not isinstance(name, str) or not NAME.match(name):
         raise InputError(
-            marker, _line_of(text, "name") or 1, 'needs [project] name = "<name>": letters, digits, _ and -, '
+            marker, line_of(text, "name"), 'needs [project] name = "<name>": letters, digits, _ and -, '
             "starting with a letter or _",
         )  # fmt: skip
     unknown = sorted(set(spec) - {"project"}) + sorted(f"project.{k}" for k in set(table) - set(PROJECT_KEYS))
     if unknown:
-        raise InputError(marker, _line_of(text, unknown[0].split(".")[-1]) or 1, f"unknown key {unknown[0]}")
+        raise InputError(marker, line_of(text, unknown[0].split(".")[-1]), f"unknown key {unknown[0]}")
     modules = table.get("modules", [])
     if not isinstance(modules, list) or not all(isinstance(m, str) and m.endswith(".py") for m in modules):
-        raise InputError(marker, _line_of(text, "modules") or 1, 'modules is a list of .py files: ["studies/x.py"]')
+        raise InputError(marker, line_of(text, "modules"), 'modules is a list of .py files: ["studies/x.py"]')
     for module in modules:
         if not (root / module).is_file():
-            raise InputError(marker, _line_of(text, "modules") or 1, f"modules: no file {root / module}")
+            raise InputError(marker, line_of(text, "modules"), f"modules: no file {root / module}")
     return AnalystProject(root.resolve(), name, tuple(modules))
 
 
@@ -107,12 +107,13 @@ def read_toml(path: Path) -> tuple[dict, str]:
         raise InputError(path, line, "is not valid TOML", str(exc)) from None
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The line (from 1) where `key` is first set or opens a table, for an error message."""
+def line_of(text: str, key: str) -> int:
+    """The line (from 1) of a TOML text that sets `key` or opens table `key`, else 1: where an error about
+    it points."""
     for number, line in enumerate(text.splitlines(), start=1):
-        if re.match(rf"^\s*(\[\s*)?{re.escape(key)}\s*(=|\])", line):
+        if re.match(rf"^\s*(\[+\s*)?\"?{re.escape(key)}\"?\s*(=|\])", line):
             return number
-    return None
+    return 1
 
 
 def find_project(option: str | Path | None, cwd: Path | None = None) -> AnalystProject | None:
