@@ -285,6 +285,16 @@ def _check_tables(part: Tables, origin: str) -> None:
                 )
 
 
+def forget(origin_prefix: str) -> None:
+    """Remove every part registered by an origin starting with `origin_prefix` (an analyst project's
+    modules, rankhouse/project.py, when another project is put in use)."""
+    with _lock:
+        for (kind, key), origin in list(_state.origins.items()):
+            if origin.startswith(origin_prefix):
+                _state.entries[kind].pop(key, None)
+                del _state.origins[(kind, key)]
+
+
 def origin_of(part: Entry) -> str:
     """What registered a part (a module, an entry point)."""
     return _state.origins.get((type(part), part.key), "?")

@@ -17,7 +17,8 @@ from rankhouse.paths import PACKAGE
 # Python steps still outside them.
 STUDY_MODULES = ("rankhouse.studies",)
 CORE = [PACKAGE / "warehouse", PACKAGE / "study", PACKAGE / "functions.py", PACKAGE / "generators.py",
-        PACKAGE / "measures.py", PACKAGE / "evaluation.py", PACKAGE / "registry.py"]  # fmt: skip
+        PACKAGE / "measures.py", PACKAGE / "evaluation.py", PACKAGE / "registry.py", PACKAGE / "project.py",
+        PACKAGE / "model_tests.py"]  # fmt: skip
 STUDIES = sorted(p for p in (PACKAGE / "studies").iterdir() if (p / "__init__.py").is_file())
 
 

@@ -1,23 +1,29 @@
 """Snapshot (golden file) tests: every model's output on a small fixture, checked against tests/golden.
 
-Rewrite the golden files after an intended change with `pytest tests/test_snapshots.py --update-golden`
-and review the diff.
+Each tests/golden/<fixture>/ is a model test fixture as an analyst's project has them (docs/projects.md,
+rankhouse/model_tests.py): fixture.toml (the models it tests and their parameters), inputs/ (the
+loaded input and label tables, one CSV each) and the expected output of each model. The builders below
+say how each fixture's inputs are made, from the files in tests/fixtures with rankhouse's loaders and
+generators; a test checks that the files in inputs/ are what they make. The models then run through
+`rankhouse test`'s code: `rankhouse test tests/golden` runs the same tests from the command line.
+
+Rewrite the golden files (inputs and expected outputs) after an intended change with
+`pytest tests/test_snapshots.py --update-golden` and review the diff.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import json
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from test_cli_usage import rankhouse_in_process
 
-from rankhouse.evaluation import EvalOptions, compute_measures
-from rankhouse.loaders import load_qrels, load_run
 from rankhouse.measures import parse_measures
+from rankhouse.model_tests import FIXTURE_FILE, INPUTS, check, read_fixture, source_csv
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project
+from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.runner import Runner
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -31,12 +37,13 @@ METRICS = ["AP", "AP@2", "GMAP", "nDCG", "nDCG@3", "nDCG_exp@3", "P@2", "R@2", "
            "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid", "unj@2", "relstring@3"]  # fmt: skip
 
 
-def build_metrics(wh: Warehouse) -> None:
+def load_tiny_runs(wh: Warehouse) -> None:
+    """The tiny TREC qrels and runs a and b (tests/fixtures/tiny)."""
+    from rankhouse.loaders import load_qrels, load_run
+
     load_qrels(wh, TINY / "qrels.txt")
     load_run(wh, TINY / "run_a.txt", "a")
     load_run(wh, TINY / "run_b.txt", "b")
-    wh.open_gate()
-    compute_measures(wh, parse_measures(METRICS), EvalOptions())
 
 
 def unit_vectors(rows: int, seed: int) -> list[list[float]]:
@@ -65,39 +72,29 @@ def load_retrieval_fixture(wh: Warehouse) -> None:
     wh.sql("INSERT INTO raw.vector_models VALUES ('tiny', 'documents', 'synthetic 0.5-vectors', 'fixture', 384)")
 
 
-def study_models(protocol: str, overrides: dict, extra: str = "") -> tuple[Project, dict, list[str]]:
-    """A study protocol's models with its parameters (overridden for a fixture): the project, the
-    parameters, and every model of its prepare and evaluate stages (and `extra`), ancestors included,
-    in order."""
+def study_spec(protocol: str, overrides: dict, extra: str = "") -> tuple[dict, str]:
+    """A study protocol's parameters (overridden for a fixture) and a selection of every model of its
+    prepare and evaluate stages (and `extra`), ancestors included."""
     from rankhouse.paths import STUDIES_DIR
     from rankhouse.study import Protocol
 
     spec = Protocol.load(STUDIES_DIR / protocol)
     params = {"study": spec.name, **spec.parameters, **overrides}
-    project = Project.load(params=params)
     stages = " ".join([spec.prepare, spec.evaluate, extra]).split()
-    names = project.select(" ".join("+" + item.lstrip("+") for item in stages))
-    return project, params, names
-
-
-def build_study(wh: Warehouse, protocol: str, overrides: dict, extra: str = "") -> None:
-    """Build a study protocol's models on a loaded fixture (the gate open)."""
-    project, params, names = study_models(protocol, overrides, extra)
-    wh.open_gate()
-    Runner(wh, project, params).run(names)
+    return params, " ".join("+" + item.lstrip("+") for item in stages)
 
 
 RETRIEVAL = ("banking77.toml", {"corpus": "tiny", "run_depth": 5}, "corpus_qrels_judgments retrieval_ranking_ids")
 
 
-def build_retrieval(wh: Warehouse) -> None:
+def load_retrieval(wh: Warehouse) -> None:
     """The tiny labelled collection, BM25 and dense, and every measure of the BANKING77 protocol."""
+    from rankhouse.loaders import load_qrels
     from rankhouse.resample import store_plan
 
     load_retrieval_fixture(wh)
     load_qrels(wh, FIXTURES / "retrieval" / "qrels.txt")
     store_plan(wh, "top1_bootstrap", units=4, replicates=50, seed=7)
-    build_study(wh, *RETRIEVAL)
 
 
 FUSION = (
@@ -107,7 +104,7 @@ FUSION = (
 )
 
 
-def build_fusion(wh: Warehouse) -> None:
+def load_fusion(wh: Warehouse) -> None:
     """The retrieval fixture's two arms fused over their top 3, against a null panel of 4 documents; section
     9's measurements over 2 held-out blocks of its 4 queries and a calibration order of its 8 documents."""
     from rankhouse.resample import store_block_plan, store_panel, store_plan
@@ -117,7 +114,6 @@ def build_fusion(wh: Warehouse) -> None:
     store_panel(wh, "calibration_order", "tiny", size="all", seed=12)
     store_block_plan(wh, "query_blocks", units=4, blocks=2, seed=13)
     store_plan(wh, "fusion_bootstrap", units=4, replicates=50, seed=7)
-    build_study(wh, *FUSION)
 
 
 def signed_vector(spec: str) -> list[float]:
@@ -128,7 +124,7 @@ def signed_vector(spec: str) -> list[float]:
     return vector
 
 
-def build_evidence(wh: Warehouse) -> None:
+def load_evidence(wh: Warehouse) -> None:
     """The tiny evidence bundle (tests/fixtures/evidence) with its synthetic vectors; every evidence model."""
     import json
 
@@ -160,13 +156,12 @@ def build_evidence(wh: Warehouse) -> None:
             )
     record_program(wh)
     store_subset_plans(wh, "evidence_bootstrap", "tiny", replicates=50, seed=7)
-    build_study(wh, *EVIDENCE)
 
 
 EVIDENCE = ("evidence_demo.toml", {"bundle": "tiny", "example_tasks": ["t1", "t3"]})
 
 
-def build_lanes(wh: Warehouse) -> None:
+def load_lanes(wh: Warehouse) -> None:
     """The hand-made lanes fixture (tests/fixtures/lanes): three topics, lanes with MAD > 0, MAD = 0 and an
     empty union (fallback), a long document of three chunks, hand-set passage scores; BM25 lanes too."""
     from rankhouse.loaders import load_document_classes, load_documents
@@ -178,12 +173,12 @@ def build_lanes(wh: Warehouse) -> None:
     load_narratives(wh, folder / "narratives.toml", "tiny_lanes")
     load_lane_runs(wh, folder / "lanes.run", "fixture")
     load_passage_cache(wh, folder / "passage_cache.tsv", "fixture")
-    project, params, _ = study_models(*LANES)
-    Runner(wh, project, params).run(project.select("+lane_chunks"))
+    params, _ = study_spec(*LANES)
+    project = Project.load(params=params)
+    Runner(wh, project, params).run(project.select("+lane_chunks"))  # what the passage scores are of
     score_passages(wh, "tiny_lanes", "fixture")
     load_document_classes(wh, folder / "documents.csv", "tiny_lanes")
     load_topic_classes(wh, folder / "narratives.toml", "tiny_lanes")
-    build_study(wh, *LANES)
 
 
 # the BM25 lanes too, though the fixture's lanes come from its runs
@@ -197,41 +192,31 @@ LANES = (
 COMPARE_MEASURES = ["AP", "nDCG@3", "P@2", "RR"]
 
 
-def compare_models(ancestors: bool = False) -> tuple[Project, dict, list[str]]:
-    """`rankhouse compare`'s models (with the randomization test) and the other two tests; without
-    `ancestors`, only those the metrics fixture does not build."""
+def compare_spec() -> tuple[dict, str]:
+    """`rankhouse compare`'s models (with the randomization test) and the other two tests, those the
+    metrics fixture does not test (the fixture builds those too, but tests only these)."""
     params = {"measures": COMPARE_MEASURES, "contrasts": [["a", "b"], ["b", "a"]],
               "contrast_measures": COMPARE_MEASURES, "bootstrap_plan": "boot", "permutation_plan": "flips",
               "significance_test": "randomization"}  # fmt: skip
-    project = Project.load(params=params)
+    project = Project.load(params=params, closure=["comparisons", "paired_t_tests", "paired_bootstrap_tests"])
     names = project.select("+comparisons +paired_t_tests +paired_bootstrap_tests")
     measured = set(project.select("+run_measures"))
-    return project, params, names if ancestors else [name for name in names if name not in measured]
+    return params, " ".join(name for name in names if name not in measured)
 
 
-def build_compare(wh: Warehouse) -> None:
+def load_compare(wh: Warehouse) -> None:
     """The tiny qrels and runs a and b compared both ways, over plans of 50 replicates of its 4 queries."""
     from rankhouse.resample import store_permutation_plan, store_plan
 
-    load_qrels(wh, TINY / "qrels.txt")
-    load_run(wh, TINY / "run_a.txt", "a")
-    load_run(wh, TINY / "run_b.txt", "b")
+    load_tiny_runs(wh)
     store_plan(wh, "boot", units=4, replicates=50, seed=7)
     store_permutation_plan(wh, "flips", units=4, replicates=50, seed=8)
-    wh.open_gate()
-    project, params, names = compare_models(ancestors=True)
-    Runner(wh, project, params).run(names)
 
 
 EXTRACTION = {"corpus": "tiny", "schema": "small", "provider": "http"}
 
 
-def extraction_models() -> tuple[Project, dict, list[str]]:
-    project = Project.load(params=EXTRACTION)
-    return project, EXTRACTION, project.select("+feature_coverage +extraction_receipts")
-
-
-def build_extraction(wh: Warehouse) -> None:
+def load_extraction(wh: Warehouse) -> None:
     """The retrieval fixture's messages in a complete extraction store (tests/fixtures/features schema),
     with hand-made attempts: two retried rows, one killed in flight and retried, an E3 phrase, and calls
     of another provider and schema."""
@@ -266,8 +251,6 @@ def build_extraction(wh: Warehouse) -> None:
     for provider, schema in (("minilm", sha), ("http", "another schema")):  # neither is this extraction's
         wh.sql("INSERT INTO raw.extraction_calls VALUES ('tiny', 'train', NULL, ?, ?, 1, ?, 'x', ?, 1.0, 'ok', 0, 0, "
                "0.0, false, NULL)", [schema, f"{provider}:x", provider, start])  # fmt: skip
-    project, params, names = extraction_models()
-    Runner(wh, project, params).run(names)
 
 
 # (card_delivery, card_payment, pending_state, declined_or_rejected) in thousandths, by row of
@@ -305,7 +288,7 @@ FEATURE_STUDY = (
 )  # fmt: skip
 
 
-def build_features(wh: Warehouse) -> None:
+def load_features(wh: Warehouse) -> None:
     """Seed 004 E2-E5 on 20 hand-made training messages of 4 intents and 6 test messages (one also in
     training, two equal once normalised, one without features), a schema of 4 features in 2 families,
     2 groups and 6 cases (tests/fixtures/features/snapshot_*), the provider's values and readings as
@@ -345,50 +328,129 @@ def build_features(wh: Warehouse) -> None:
     context = Context(wh, lambda _: None, lambda _: lambda done, total: None, lambda _: None)
     for kind, plan in (("resample_plan", "top1_bootstrap"), ("cluster_plan", "group_bootstrap")):
         GENERATORS[kind].run(context, plan, {"corpus": "tiny", "seed": 20260926, "replicates": 20})
-    build_study(wh, *FEATURE_STUDY)
 
 
-def canonical_csv(wh: Warehouse, table: str) -> str:
-    """A table as CSV: rows sorted, floats to 12 significant digits."""
-    columns, rows = wh.columns(f"SELECT * FROM {table} ORDER BY ALL")
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if v is None else f"{v:.12g}" if isinstance(v, float) else v for v in row])
-    return out.getvalue()
+def metrics_spec() -> tuple[dict, str]:
+    """Every ranked-list measure of METRICS on the tiny runs, as `rankhouse eval` computes them."""
+    return {"measures": [m.canonical for m in parse_measures(METRICS)]}, "+run_measures +measure_relstring"
 
 
-def metrics_models() -> tuple[Project, dict, list[str]]:
-    params = {"measures": [m.canonical for m in parse_measures(METRICS)]}
-    project = Project.load(params=params)
-    return project, params, project.select("+run_measures +measure_relstring")
-
-
-# fixture -> (how to build its warehouse, the models it builds)
+# fixture -> (how its inputs are made, its parameters and the models it tests)
 SNAPSHOTS = {
-    "metrics": (build_metrics, metrics_models),
-    "retrieval": (build_retrieval, lambda: study_models(*RETRIEVAL)),
-    "fusion": (build_fusion, lambda: study_models(*FUSION)),
-    "evidence": (build_evidence, lambda: study_models(*EVIDENCE)),
-    "lanes": (build_lanes, lambda: study_models(*LANES)),
-    "compare": (build_compare, compare_models),
-    "extraction": (build_extraction, extraction_models),
-    "features": (build_features, lambda: study_models(*FEATURE_STUDY)),
+    "metrics": (load_tiny_runs, metrics_spec),
+    "retrieval": (load_retrieval, lambda: study_spec(*RETRIEVAL)),
+    "fusion": (load_fusion, lambda: study_spec(*FUSION)),
+    "evidence": (load_evidence, lambda: study_spec(*EVIDENCE)),
+    "lanes": (load_lanes, lambda: study_spec(*LANES)),
+    "compare": (load_compare, compare_spec),
+    "extraction": (load_extraction, lambda: (EXTRACTION, "+feature_coverage +extraction_receipts")),
+    "features": (load_features, lambda: study_spec(*FEATURE_STUDY)),
 }
-CASES = [(fixture, name) for fixture, (_, models) in SNAPSHOTS.items() for name in models()[2]]
+
+
+def models_tested(fixture: str) -> list[str]:
+    """The models a fixture tests: those its selection names (and their ancestors, with `+`)."""
+    params, selection = SNAPSHOTS[fixture][1]()
+    return Project.load(params=params, closure=selection_closure(selection)).select(selection)
+
+
+CASES = [(fixture, name) for fixture in SNAPSHOTS for name in models_tested(fixture)]
+
+
+def build(wh: Warehouse, fixture: str) -> None:
+    """A fixture's inputs made by its builder and its models built on them (the gate open): the warehouse
+    other test modules start from."""
+    load, spec = SNAPSHOTS[fixture]
+    load(wh)
+    params, _ = spec()
+    project = Project.load(params=params)
+    wh.open_gate()
+    Runner(wh, project, params).run(project.select(" ".join(f"+{m}" for m in models_tested(fixture))))
+
+
+def build_retrieval(wh: Warehouse) -> None:
+    build(wh, "retrieval")
+
+
+def build_fusion(wh: Warehouse) -> None:
+    build(wh, "fusion")
+
+
+def build_lanes(wh: Warehouse) -> None:
+    build(wh, "lanes")
+
+
+def toml_value(value: object) -> str:
+    """A parameter value in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(toml_value, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def fixture_files(fixture: str) -> dict[str, str]:
+    """A fixture's fixture.toml and input files as its builder makes them: every table its models read
+    that the builder filled, dumped exactly (model_tests.source_csv)."""
+    load, spec = SNAPSHOTS[fixture]
+    params, selection = spec()
+    project = Project.load(params=params, closure=selection_closure(selection))
+    read = set().union(*(project.upstream_sources[name] for name in project.select(selection)))
+    description = " ".join(load.__doc__.split())
+    head = f"description = {json.dumps(description)}\nmodels = {json.dumps(selection)}\n\n[parameters]\n"
+    files = {FIXTURE_FILE: head + "".join(f"{k} = {toml_value(v)}\n" for k, v in params.items())}
+    with Warehouse(":memory:") as wh:
+        load(wh)
+        wh.open_gate()
+        for table in sorted(read):
+            if wh.sql(f"SELECT count(*) FROM {table}")[0][0]:
+                files[f"{INPUTS}/{table}.csv"] = source_csv(wh, table)
+    return files
+
+
+def files_on_disk(fixture: str) -> dict[str, str]:
+    folder = GOLDEN / fixture
+    found = [folder / FIXTURE_FILE, *sorted((folder / INPUTS).glob("*"))] if (folder / INPUTS).is_dir() else []
+    return {path.relative_to(folder).as_posix(): path.read_text() for path in found if path.is_file()}
+
+
+def write_fixture_files(fixture: str) -> None:
+    """--update-golden: the fixture's files as its builder makes them, stale inputs and expected files removed."""
+    folder = GOLDEN / fixture
+    made = fixture_files(fixture)
+    for name in set(files_on_disk(fixture)) - set(made):
+        (folder / name).unlink()
+    for path in folder.glob("*.csv"):
+        if path.stem not in models_tested(fixture):
+            path.unlink()
+    for name, text in made.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
 
 
 @pytest.fixture(scope="module")
-def built():
-    warehouses = {}
-    for fixture, (build, _) in SNAPSHOTS.items():
-        wh = Warehouse(":memory:")
-        build(wh)
-        warehouses[fixture] = wh
-    yield warehouses
-    for wh in warehouses.values():
-        wh.close()
+def outcomes(request):
+    """Every golden fixture run through `rankhouse test`'s code (model_tests.check): each tested model's outcome."""
+    update = request.config.getoption("--update-golden")
+    if update:
+        for fixture in SNAPSHOTS:
+            write_fixture_files(fixture)
+    fixtures = [read_fixture(GOLDEN / fixture) for fixture in SNAPSHOTS]
+    return {(outcome.fixture.name, outcome.model): outcome for outcome in check(fixtures, update)}
+
+
+@pytest.mark.parametrize("fixture", SNAPSHOTS)
+def test_the_fixture_files_are_what_its_builder_makes(fixture, request):
+    if request.config.getoption("--update-golden"):
+        write_fixture_files(fixture)
+    made = fixture_files(fixture)
+    assert made.keys() == files_on_disk(fixture).keys()
+    for name, text in made.items():
+        assert files_on_disk(fixture)[name] == text, f"{GOLDEN / fixture / name}: run pytest --update-golden"
 
 
 def test_every_model_has_a_snapshot():
@@ -396,17 +458,17 @@ def test_every_model_has_a_snapshot():
 
 
 def test_every_golden_file_belongs_to_a_snapshot():
-    stale = {(p.parent.name, p.stem) for p in GOLDEN.rglob("*.csv")} - set(CASES)
+    stale = {(p.parent.name, p.stem) for p in GOLDEN.glob("*/*.csv")} - set(CASES)
     assert stale == set(), f"golden files of no snapshot (a model renamed or removed?): {sorted(stale)}"
 
 
 @pytest.mark.parametrize(("fixture", "name"), CASES)
-def test_model_output_matches_golden_file(built, fixture, name, request):
-    table = f"models.{name}"
-    actual = canonical_csv(built[fixture], table)
-    golden = GOLDEN / fixture / f"{name}.csv"
-    if request.config.getoption("--update-golden"):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(actual)
-    assert golden.exists(), f"no golden file {golden}; run pytest --update-golden and review it"
-    assert actual == golden.read_text()
+def test_model_output_matches_golden_file(outcomes, fixture, name):
+    outcome = outcomes[(fixture, name)]
+    assert outcome.status in ("passed", "written", "updated"), outcome.detail
+
+
+def test_rankhouse_test_runs_a_golden_fixture_from_the_command_line():
+    done = rankhouse_in_process("test", GOLDEN / "compare")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == f"{sum(f == 'compare' for f, _ in CASES)} passed" != "0 passed"

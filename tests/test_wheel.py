@@ -91,7 +91,9 @@ def test_the_wheel_ships_every_model_and_ddl_file_at_every_depth(installed):
         shipped = {name for name in wheel.namelist() if name.endswith(".sql")}
     expected = {f"rankhouse/{path.relative_to(CHECKOUT).as_posix()}"
                 for folder in ("models", "sql") for path in (CHECKOUT / folder).rglob("*.sql")}  # fmt: skip
+    expected |= {path.relative_to(CHECKOUT).as_posix() for path in (CHECKOUT / "rankhouse/studies").rglob("*.sql")}
     assert any(name.count("/") >= 3 for name in expected)  # models/<group>/<model>.sql: a subfolder
+    assert "rankhouse/studies/lanes/inputs.sql" in expected  # a study package's own DDL
     assert shipped == expected
     with zipfile.ZipFile(installed.wheel) as wheel:
         templates = {name for name in wheel.namelist() if name.startswith("rankhouse/report/templates/")}
@@ -151,3 +153,36 @@ def test_installed_demo_says_it_needs_the_checkout(installed):
     assert done.returncode == 2
     assert done.stderr.startswith("error: rankhouse demo needs the source checkout") and "Traceback" not in done.stderr
     assert not db.exists()
+
+
+def test_installed_project_runs_its_own_measure_and_its_test_outside_the_checkout(installed):
+    """Issue 35's demonstration, from the wheel: rankhouse init, a measure of one's own and its test,
+    run (passes), broken on purpose (fails with a diff, status 1), --update (rewritten)."""
+    from test_project import FIRST_RELEVANT, JUDGED, first_relevant, judged_csv
+
+    done = run(installed.rankhouse, "init", "my_measures", cwd=installed.cwd)
+    assert done.returncode == 0, done.stderr
+    project = installed.cwd / "my_measures"
+    (project / "models" / "first_relevant_rank.sql").write_text(FIRST_RELEVANT)
+    fixture = project / "tests" / "first_relevant"
+    (fixture / "inputs").mkdir(parents=True)
+    (fixture / "fixture.toml").write_text('models = "first_relevant_rank"\n')
+    (fixture / "inputs" / "models.judged_ranking.csv").write_text(judged_csv(JUDGED))
+    shown = run(installed.rankhouse, "models", "show", "first_relevant_rank", cwd=project)
+    assert shown.returncode == 0 and "my_measures/models/first_relevant_rank.sql" in shown.stdout, shown.stderr
+    assert run(installed.rankhouse, "test", cwd=project).returncode == 1  # no expected file yet
+    done = run(installed.rankhouse, "test", "--update", cwd=project)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "0 passed, 1 written"), done.stderr
+    expected = fixture / "first_relevant_rank.csv"
+    oracle = "".join(",".join(row) + "\n" for row in [["study", "system", "query", "first_relevant"],
+                                                      *first_relevant(JUDGED)])  # fmt: skip
+    assert expected.read_text() == oracle
+    done = run(installed.rankhouse, "test", "--project", project, cwd=installed.cwd)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "1 passed"), done.stderr
+    expected.write_text(oracle.replace("s,a,q1,3", "s,a,q1,4"))  # broken on purpose
+    done = run(installed.rankhouse, "test", cwd=project)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "          row (study=s, system=a, query=q1): first_relevant expected 4, got 3" in done.stdout.splitlines()
+    done = run(installed.rankhouse, "test", "--update", cwd=project)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "0 passed, 1 updated")
+    assert expected.read_text() == oracle

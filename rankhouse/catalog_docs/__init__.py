@@ -25,7 +25,7 @@ from urllib.parse import quote
 import jinja2
 
 from rankhouse.errors import RankhouseError
-from rankhouse.paths import MODELS_DIR
+from rankhouse.project import shown_path
 from rankhouse.sentences import first_sentence
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.audits import audit_sql
@@ -167,7 +167,7 @@ def model_page(project: Project, name: str, href: dict[str, str]) -> dict:
         "group": model.group,
         "stage": model.stage,
         "version": model.version,
-        "file": f"models/{model.path.relative_to(MODELS_DIR).as_posix()}",
+        "file": shown_path(model.path),
         "grain": ", ".join(model.grain),
         "materialized": model.materialized,
         "aggregate": model.aggregate,

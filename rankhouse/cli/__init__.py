@@ -6,7 +6,8 @@ exits with
 
 - 0: done; also `-h`/`--help` (everywhere) and `--version`;
 - 1: an internal error, an exception rankhouse did not expect: `error: internal error: <type>:
-  <message> (please report it ...)`; set RANKHOUSE_TRACEBACK=1 to see the traceback instead;
+  <message> (please report it ...)`; set RANKHOUSE_TRACEBACK=1 to see the traceback instead; and
+  `rankhouse test` when a model's output differs from its expected file (as pytest, dbt and sqlmesh);
 - 2: a usage error (an unknown command or option, a missing argument, a value an option refuses,
   bare `rankhouse` or a command group without its command, which print their help first), or an
   error rankhouse reports (RankhouseError: an input that breaks a rule, an unknown name, a refused
@@ -32,8 +33,9 @@ import typer
 from typer._click import exceptions as usage
 
 from rankhouse import __version__, registry
-from rankhouse.cli import compare, encode, evaluate, export, load, migrate, models, query, report, study
+from rankhouse.cli import compare, encode, evaluate, export, load, migrate, models, project, query, report, study
 from rankhouse.errors import RankhouseError
+from rankhouse.project import use_project
 from rankhouse.sentences import first_sentence
 
 app = typer.Typer(
@@ -78,6 +80,8 @@ app.command("shell")(query.shell_command)
 app.command("export")(export.export_command)
 app.command("report")(report.report_command)
 app.command("migrate")(migrate.migrate_command)
+app.command("init")(project.init_command)
+app.command("test")(project.test_command)
 
 
 def _study_commands() -> RankhouseError | None:
@@ -120,6 +124,14 @@ def main(args: list[str] | None = None) -> None:
 
 def run(args: list[str] | None = None) -> int:
     """The app on `args` (default: the command line's); every failure printed as one `error:` line."""
+    use_project(None)  # a command's --project (cli/common.py ProjectOption) chooses it anew
+    try:
+        return _run(args)
+    finally:
+        use_project(None)  # the project's parts leave the registry with its command
+
+
+def _run(args: list[str] | None) -> int:
     as_json = "--json" in (sys.argv[1:] if args is None else args)  # a failure is then a JSON event too
     try:
         if _STUDIES_FAILED is not None:

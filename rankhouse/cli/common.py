@@ -7,6 +7,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,6 +27,32 @@ LabelsOption = Annotated[
 ]
 DEFAULT = DEFAULT_DB
 WHOLE = re.compile(r"[-+]?[0-9]+")  # ASCII digits only: int() would also read `1_0` and `١`
+
+
+def _use_project(value: Path | None) -> Path | None:
+    """--project's callback: make the project it names (or the current folder's, or none) the one the
+    command reads models from, before the command runs (rankhouse/project.py)."""
+    from rankhouse.project import find_project, use_project
+
+    try:
+        found = find_project(value)
+    except RankhouseError as exc:
+        if value is None:  # the current folder's project file: not an option's value
+            raise
+        raise typer.BadParameter(str(exc).removeprefix(f"--project {value}: ")) from None
+    use_project(found)  # its modules imported: a module's failure is its own error, not the option's
+    return value
+
+
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        callback=_use_project,
+        help="An analyst's project (a folder `rankhouse init` made), whose models are read beside rankhouse's "
+        "own (default: the current folder, when it holds rankhouse_project.toml).",
+    ),
+]
 
 
 def whole_number(minimum: int | None = None) -> Callable[[str | int], int]:
@@ -110,11 +137,11 @@ def parse_params(items: list[str] | None) -> dict:
     """
     if not items:
         return {}
-    from rankhouse.paths import MODELS_DIR
+    from rankhouse.project import model_roots
     from rankhouse.warehouse.catalog import declared_parameters, load_models
     from rankhouse.warehouse.render import measure_list_parameters
 
-    models = load_models(MODELS_DIR)
+    models = load_models(model_roots())
     declared = declared_parameters(models.values())
     measure_lists = {key for model in models.values() for key in measure_list_parameters(model)}
     params: dict = {}

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import RUN_HELP, say, silent
+from rankhouse.cli.common import RUN_HELP, ProjectOption, say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.comparison import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
@@ -65,6 +65,7 @@ def compare_command(
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Compare runs with a baseline: per measure the mean, the paired difference with its interval, the
     p-value (adjusted for multiple testing) and a mark where it is below alpha.

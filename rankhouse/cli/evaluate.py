@@ -12,6 +12,7 @@ import typer
 from rankhouse.cli.common import (
     RUN_HELP,
     JsonOption,
+    ProjectOption,
     QuietOption,
     choose,
     progress_sink,
@@ -135,6 +136,7 @@ def eval_command(
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Evaluate runs against qrels, like trec_eval, with the warehouse's SQL measure models (computed on
     --engine: duckdb, or spark, which gives the same numbers).
@@ -232,6 +234,7 @@ def demo_command(
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """The main job on the default warehouse: the BANKING77 study, end to end (its portable models on
     --engine: duckdb, or spark), in DEMO_MEMORY_LIMIT of DuckDB memory unless $RANKHOUSE_MEMORY_LIMIT is set.

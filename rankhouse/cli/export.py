@@ -42,7 +42,7 @@ import typer
 from sqlglot import exp
 
 from rankhouse import __version__
-from rankhouse.cli.common import DEFAULT, DbOption, choose, say
+from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, choose, say
 from rankhouse.errors import RankhouseError
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import Model
@@ -240,6 +240,7 @@ def export_command(
         typer.Option("--study", help="Export this study's models (its namespace) instead of the default namespace's."),
     ] = None,
     freezes: Annotated[Path | None, typer.Option("--freezes", help="Directory of the study's freeze files.")] = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Write built models to files, one per model, with a manifest (fingerprint, rows, SHA-256): those of
     the default namespace, or with --study those of a study: its prepare models, and its evaluate models

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, say
+from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, say
 
 
 def migrate_command(
@@ -18,6 +18,7 @@ def migrate_command(
     labels: Annotated[
         Path | None, typer.Option("--labels", help="Its labels file (default: <name>.labels.duckdb beside it).")
     ] = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Carry a warehouse made by rankhouse 0.1 over into namespaces per study, its freezes still verifying;
     the old files are kept as <name>.v1.duckdb and <name>.labels.v1.duckdb.

@@ -11,6 +11,7 @@ from rankhouse.cli.common import (
     DEFAULT,
     DbOption,
     JsonOption,
+    ProjectOption,
     QuietOption,
     choose,
     parse_params,
@@ -120,6 +121,7 @@ def list_command(
             "why); duckdb (the default) runs them all.",
         ),
     ] = "duckdb",
+    project_dir: ProjectOption = None,
 ) -> None:
     """Models in dependency order: group, stage, version, what each holds, and with --db whether it is
     built, out of date or never built there, or has no inputs there (a table it reads is empty, so
@@ -214,6 +216,7 @@ def _fingerprint_and_last_run(db: str, project: Project, name: str) -> tuple[str
 def show_command(
     name: Annotated[str, typer.Argument(help="Model name.")],
     db: DbOption = DEFAULT,
+    project_dir: ProjectOption = None,
 ) -> None:
     """A model's header, parents, children, fingerprint and last run (in the default namespace) and SQL.
     Example: rankhouse models show measure_ap"""
@@ -285,6 +288,7 @@ def lineage_command(
     name: Annotated[str, typer.Argument(help="Model name.")],
     depth: Annotated[int | None, typer.Option("--depth", min=1, help="Levels to follow each way (all).")] = None,
     output_format: Annotated[str, typer.Option("--format", help="text (default), dot or mermaid.")] = "text",
+    project_dir: ProjectOption = None,
 ) -> None:
     """What a model reads (upstream, down to source tables) and what reads it (downstream), as a tree or
     as a Graphviz (dot) or Mermaid graph.
@@ -313,6 +317,7 @@ def docs_command(
     study: StudyOption = None,
     db: Annotated[str | None, typer.Option("--db", help="A warehouse: each model's status, last run, rows.")] = None,
     param: ParamOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """A static catalog of the models, like dbt docs (plain HTML, nothing fetched): an index by folder, the
     project's lineage graph, and a page per model with its header, SQL, lineage, audits and, with --db,
@@ -350,6 +355,7 @@ def run_command(
     engine: EngineOption = "duckdb",
     master: MasterOption = None,
     spark_workdir: SparkWorkdirOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Build models in dependency order; unchanged ones are skipped.  Example: rankhouse run -s +run_measures
 

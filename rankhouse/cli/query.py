@@ -23,7 +23,7 @@ import sqlglot
 import typer
 from sqlglot import exp
 
-from rankhouse.cli.common import DEFAULT, DbOption, choose, say, table
+from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, choose, say, table
 from rankhouse.cli.shell import run_session
 from rankhouse.errors import GateError, QueryError, RankhouseError
 from rankhouse.study import Protocol, Study
@@ -113,6 +113,7 @@ def query_command(
     study: StudyOption = None,
     with_labels: WithLabels = False,
     freezes: FreezesOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Run one read-only query on the warehouse; every study's tables are `<study>.models.x` and
     `<study>.results.x`.  Example: rankhouse query "FROM trec_sample.results.run_measures" --format csv"""
@@ -164,6 +165,7 @@ def shell_command(
     study: StudyOption = None,
     with_labels: WithLabels = False,
     freezes: FreezesOption = None,
+    project_dir: ProjectOption = None,
 ) -> None:
     """An interactive, read-only SQL session on the warehouse; .help lists its commands (cli/shell.py).
 

@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli import engines
-from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, NoSmokeOption, QuietOption, progress_sink, say
+from rankhouse.cli.common import (
+    DEFAULT,
+    DbOption,
+    JsonOption,
+    NoSmokeOption,
+    ProjectOption,
+    QuietOption,
+    progress_sink,
+    say,
+)
 from rankhouse.progress import Progress
 from rankhouse.report import build as build_report
 from rankhouse.study import Evaluation, Protocol, Study, outputs_dir_for
@@ -79,7 +88,7 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Free
                     json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                     master: engines.MasterOption = None,
                     spark_workdir: engines.SparkWorkdirOption = None,
-                    no_smoke: NoSmokeOption = None) -> None:  # fmt: skip
+                    no_smoke: NoSmokeOption = None, project_dir: ProjectOption = None) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models (on --engine: duckdb, or spark for the
     portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
     sink = progress_sink(quiet, json_lines)
@@ -102,6 +111,7 @@ def freeze_command(
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
     full: FullOption = False,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Hash the prepared outputs and the evaluate plan into <db>.d/freezes/<study>-<n>.json.
     Example: rankhouse study freeze studies/x.toml"""
@@ -131,7 +141,8 @@ def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption 
                      freezes: FreezesOption = None, reload: ReloadOption = False, quiet: QuietOption = False,
                      json_lines: JsonOption = False, engine: engines.EngineOption = "duckdb",
                      master: engines.MasterOption = None,
-                     spark_workdir: engines.SparkWorkdirOption = None, full: FullOption = False) -> None:  # fmt: skip
+                     spark_workdir: engines.SparkWorkdirOption = None, full: FullOption = False,
+                     project_dir: ProjectOption = None) -> None:  # fmt: skip
     """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
     default <db>.d/out/<study>/); the freeze verifies whichever engine prepared the study.
     Example: rankhouse study evaluate studies/x.toml"""
@@ -147,7 +158,8 @@ def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption 
 def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEFAULT,
                 freezes: FreezesOption = None, quiet: QuietOption = False, json_lines: JsonOption = False,
                 engine: engines.EngineOption = "duckdb", master: engines.MasterOption = None,
-                spark_workdir: engines.SparkWorkdirOption = None) -> None:  # fmt: skip
+                spark_workdir: engines.SparkWorkdirOption = None,
+                project_dir: ProjectOption = None) -> None:  # fmt: skip
     """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
     <db>.d/out/<study>/), the models built on --engine (duckdb, or spark for the portable ones).
     Example: rankhouse study run studies/x.toml --engine spark"""
@@ -164,7 +176,7 @@ def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEF
 
 @study_app.command("status")
 def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: FreezesOption = None,
-                   full: FullOption = False) -> None:  # fmt: skip
+                   full: FullOption = False, project_dir: ProjectOption = None) -> None:  # fmt: skip
     """The study's stage, its freezes, whether the latest is intact (by row digests; --full: by canonical
     exports); read-only, so it answers while any study builds.  Example: rankhouse study status studies/x.toml"""
     loaded = Protocol.load(protocol)

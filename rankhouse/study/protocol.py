@@ -13,7 +13,7 @@ from rankhouse.errors import RankhouseError
 from rankhouse.generators import GENERATORS
 from rankhouse.loaders import LOADERS
 from rankhouse.loaders.sources import sha256_bytes
-from rankhouse.paths import MODELS_DIR
+from rankhouse.project import check_protocol_project, model_roots
 from rankhouse.warehouse.catalog import load_models
 from rankhouse.warehouse.dag import selection_closure
 from rankhouse.warehouse.layout import check_namespace
@@ -62,6 +62,7 @@ class Protocol:
     @classmethod
     def load(cls, path: str | Path) -> Protocol:
         path = Path(path)
+        check_protocol_project(path)  # a project's study runs with its project's models
         try:
             data = path.read_bytes()
             spec = tomllib.loads(data.decode("utf-8"))
@@ -151,7 +152,7 @@ def study_models(protocol: Protocol) -> list[str] | None:
     prepare, evaluate = selection_closure(protocol.prepare), selection_closure(protocol.evaluate)
     if prepare is None or evaluate is None:
         return None
-    companions = [name for name, model in load_models(MODELS_DIR).items() if model.companion]
+    companions = [name for name, model in load_models(model_roots()).items() if model.companion]
     return list(dict.fromkeys(prepare + evaluate + companions))
 
 

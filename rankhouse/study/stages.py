@@ -43,7 +43,7 @@ class Study(InputLedger, Freezing, Results):
         if project is None:
             project = Project.load(params=self.parameters, closure=study_models(protocol))
         elif project.params != self.parameters:  # its graph read with other parameters (a model's source may
-            project = Project.load(project.models_dir, params=self.parameters)  # switch on one): read it again
+            project = Project.load(project.roots, params=self.parameters)  # switch on one): read it again
         self.project = project
         if not any("study" in m.parameters for m in self.project.models.values()):
             self.parameters.pop("study")

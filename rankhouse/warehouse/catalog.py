@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,23 +248,32 @@ def parse_audits(model: str, text: str) -> tuple[Audit, ...]:
     return tuple(audits)
 
 
-def load_glossary(models_dir: Path) -> dict[str, str]:
-    """The column glossary models_dir/columns.toml (name -> definition); empty if there is none.
+def load_glossary(models_dir: Path | Sequence[Path]) -> dict[str, str]:
+    """The column glossary `columns.toml` of a models folder (name -> definition), or of several (rankhouse's
+    and a project's: a name defined in two is an error naming both files); empty if there is none.
 
     >>> from rankhouse.paths import MODELS_DIR
     >>> load_glossary(MODELS_DIR)["qid"]
     "The query's own id, as in its source file (a TREC topic number, a dataset's query id)"
     """
-    path = models_dir / GLOSSARY
-    if not path.is_file():
-        return {}
-    try:
-        glossary = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelError(GLOSSARY, f"is not valid TOML: {exc}") from None
-    bad = [name for name, text in glossary.items() if not isinstance(text, str) or not text.strip()]
-    if bad:
-        raise ModelError(GLOSSARY, f'defines {", ".join(bad)} with no text: each name = "its definition"')
+    glossary: dict[str, str] = {}
+    where: dict[str, Path] = {}
+    for root in roots_of(models_dir):
+        path = root / GLOSSARY
+        if not path.is_file():
+            continue
+        try:
+            own = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ModelError(GLOSSARY, f"{path} is not valid TOML: {exc}") from None
+        bad = [name for name, text in own.items() if not isinstance(text, str) or not text.strip()]
+        if bad:
+            raise ModelError(GLOSSARY, f'{path} defines {", ".join(bad)} with no text: each name = "its definition"')
+        twice = sorted(set(own) & set(glossary))
+        if twice:
+            raise ModelError(GLOSSARY, f"{twice[0]} is defined twice: in {where[twice[0]]} and in {path}")
+        glossary.update(own)
+        where.update(dict.fromkeys(own, path))
     return glossary
 
 
@@ -345,28 +354,22 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
     )
 
 
-def study_roots(models_dir: Path) -> tuple[Path, ...]:
-    """The folders models are read from: `models_dir`, and with rankhouse's own models/ the models folder of
-    every study registered from outside the repository (rankhouse/registry.py Models)."""
-    from rankhouse.paths import MODELS_DIR
-    from rankhouse.registry import Models, entries
-
-    if Path(models_dir) != MODELS_DIR:
-        return (Path(models_dir),)
-    return (MODELS_DIR, *(entry.root for entry in entries(Models).values()))
+def roots_of(models_dir: Path | Sequence[Path]) -> tuple[Path, ...]:
+    """One models folder or several (rankhouse's own and a project's: rankhouse/project.py), as a tuple."""
+    return (Path(models_dir),) if isinstance(models_dir, (str, Path)) else tuple(Path(r) for r in models_dir)
 
 
-def root_of(path: Path, models_dir: Path) -> Path:
-    """The models folder holding a model file (its group is the folder below it)."""
-    return next((root for root in study_roots(models_dir) if path.is_relative_to(root)), models_dir)
+def root_of(path: Path, models_dir: Path | Sequence[Path]) -> Path:
+    """The models folder that holds a model file (its group is the path below it)."""
+    return next(root for root in roots_of(models_dir) if path.is_relative_to(root))
 
 
-def model_paths(models_dir: Path) -> dict[str, Path]:
-    """Every `*.sql` model file under `models_dir` (and the registered studies' folders: study_roots), by
-    model name (its file name, which its header must repeat); names must be unique across groups and
-    folders."""
+def model_paths(models_dir: Path | Sequence[Path]) -> dict[str, Path]:
+    """Every `*.sql` model file under the models folder(s), by model name (its file name, which its header
+    must repeat); names must be unique across groups and folders: a project's model may not take the
+    name of one of rankhouse's."""
     paths: dict[str, Path] = {}
-    for root in study_roots(models_dir):
+    for root in roots_of(models_dir):
         for path in sorted(root.rglob("*.sql")):
             if path.stem in paths:
                 raise ModelError(path.stem, f"defined twice: {paths[path.stem]} and {path}")
@@ -374,9 +377,9 @@ def model_paths(models_dir: Path) -> dict[str, Path]:
     return paths
 
 
-def load_models(models_dir: Path, names: Iterable[str] | None = None) -> dict[str, Model]:
-    """Every `*.sql` model under `models_dir` (or only those of `names` that exist), by name."""
+def load_models(models_dir: Path | Sequence[Path], names: Iterable[str] | None = None) -> dict[str, Model]:
+    """Every `*.sql` model under the models folder(s) (or only those of `names` that exist), by name."""
     glossary = load_glossary(models_dir)
     paths = model_paths(models_dir)
     chosen = paths if names is None else {name: paths[name] for name in names if name in paths}
-    return {name: parse_model(path, models_dir, glossary) for name, path in chosen.items()}
+    return {name: parse_model(path, root_of(path, models_dir), glossary) for name, path in chosen.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,8 +12,8 @@ from sqlglot import exp
 
 from rankhouse.errors import ModelError, did_you_mean
 from rankhouse.functions import FUNCTIONS
-from rankhouse.paths import MODELS_DIR
-from rankhouse.warehouse.catalog import Model, load_glossary, load_models, model_paths, parse_model
+from rankhouse.project import as_roots
+from rankhouse.warehouse.catalog import Model, load_glossary, load_models, model_paths, parse_model, root_of
 from rankhouse.warehouse.layout import schema_ddl
 from rankhouse.warehouse.render import IDENTIFIER, parse, render
 
@@ -174,14 +175,19 @@ class Project:
     models: dict[str, Model]
     sources: set[str]
     params: dict = field(default_factory=dict)
-    models_dir: Path = MODELS_DIR
+    roots: tuple[Path, ...] = ()  # the folders the models were read from
 
     @classmethod
     def load(
-        cls, models_dir: Path = MODELS_DIR, params: dict | None = None, closure: list[str] | None = None
+        cls,
+        models_dir: Path | Sequence[Path] | None = None,
+        params: dict | None = None,
+        closure: list[str] | None = None,
     ) -> Project:
-        """The models under `models_dir`, their dependencies read from the SQL rendered with `params`
-        (header defaults where not given), so that a parameter can switch a model's source.
+        """The models under `models_dir` (a folder or several; by default rankhouse's own and those of the
+        analyst's project in use: rankhouse/project.py model_roots), their dependencies read from the SQL
+        rendered with `params` (header defaults where not given), so that a parameter can switch a model's
+        source.
 
         With `closure` (model names), the project holds only those models and every model they read,
         directly or not: only those are rendered, parsed and checked, which is what a command that builds
@@ -191,12 +197,13 @@ class Project:
         ['measure_requests']
         """
         params = dict(params or {})
+        roots = as_roots(models_dir)
         trees = None
         if closure is None:
-            models = load_models(models_dir)
+            models = load_models(roots)
         else:
-            models, trees = reachable(models_dir, closure, params)
-        project = cls(models, declared_sources(), params, Path(models_dir))
+            models, trees = reachable(roots, closure, params)
+        project = cls(models, declared_sources(), params, roots)
         if trees is not None:
             project.__dict__["trees"] = trees  # parsed already: the cached property's value
         project.check()
@@ -369,7 +376,9 @@ class Project:
         return [item.strip("+") for item in selection_items(spec or "") if not item.startswith(("stage:", "group:"))]
 
 
-def reachable(models_dir: Path, names: list[str], params: dict) -> tuple[dict[str, Model], dict[str, exp.Expression]]:
+def reachable(
+    models_dir: Path | Sequence[Path], names: list[str], params: dict
+) -> tuple[dict[str, Model], dict[str, exp.Expression]]:
     """The models `names` and every model they read, directly or not, with their SQL (rendered with
     `params`) parsed: found by reading and parsing only those files. A name that is not a model is
     refused; a model read that does not exist is left for Project.check to name."""
@@ -384,7 +393,7 @@ def reachable(models_dir: Path, names: list[str], params: dict) -> tuple[dict[st
         name = todo.pop()
         if name in trees:
             continue
-        model = models[name] = parse_model(paths[name], models_dir, glossary)
+        model = models[name] = parse_model(paths[name], root_of(paths[name], models_dir), glossary)
         trees[name] = parse(model, render(model, params))
         refs = table_references(model, trees[name]) | {d.lower() for d in model.depends_on}
         todo += [ref.split(".", 1)[1] for ref in refs if ref.startswith("models.") and ref.split(".", 1)[1] in paths]

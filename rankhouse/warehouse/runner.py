@@ -280,21 +280,29 @@ class Runner:
             found[name] = fingerprint if ok else None
         return found
 
-    def run(self, names: list[str], force: bool = False, progress: Progress | None = None) -> list[ModelRun]:
+    def run(
+        self,
+        names: list[str],
+        force: bool = False,
+        progress: Progress | None = None,
+        given: frozenset[str] = frozenset(),
+    ) -> list[ModelRun]:
         """Build `names` (in the order given, which must respect dependencies); stop at the first failure.
-        `progress` hears of each model as it starts and ends (rankhouse/progress.py).
+        `progress` hears of each model as it starts and ends (rankhouse/progress.py). The models of `given`
+        are read as the warehouse holds them (a model test's fixture tables standing in for them:
+        rankhouse/model_tests.py), never checked against their fingerprint.
 
         Example: Runner(wh, project).run(project.select("+run_measures"), progress=TextProgress())
         """
         progress = progress or SILENT
         results = []
         selected = set(names)
-        outside = sorted({parent for name in names for parent in self.project.parents[name]} - selected)
+        outside = sorted({parent for name in names for parent in self.project.parents[name]} - selected - given)
         built = self.last_builds(sorted(selected | set(outside)))
         self._objects = model_objects(self.wh)  # kept up to date by _run_one
         for name in names:
             for parent in self.project.parents[name]:
-                if parent not in selected and built[parent] != self.fingerprint(parent):
+                if parent not in selected and parent not in given and built[parent] != self.fingerprint(parent):
                     raise ModelError(name, f"needs {parent}, which is missing or out of date; select +{name}")
             progress.model_started(name)
             start = time.perf_counter()

@@ -16,6 +16,7 @@ from rankhouse.cli.common import (
     DbOption,
     JsonOption,
     NoSmokeOption,
+    ProjectOption,
     QuietOption,
     choose,
     progress_sink,
@@ -95,6 +96,7 @@ def extract_command(
     timeout: TimeoutOption = None,
     quiet: QuietOption = False,
     json_lines: JsonOption = False,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Load the protocol's label-free inputs and run its feature generators (feature_extraction,
     requirement_interpretation), extracting only what the store lacks. With the http provider a full
@@ -167,6 +169,7 @@ def receipts_command(
     protocol: ProtocolArg,
     db: DbOption = DEFAULT,
     output_format: Annotated[str, typer.Option("--format", help="text (default) or json.")] = "text",
+    project_dir: ProjectOption = None,
 ) -> None:
     """The extraction's receipts, computed in SQL over raw.extraction_calls (models/features/
     extraction_receipts.sql): model ids, calls by status, tokens, estimated cost and its possibly charged

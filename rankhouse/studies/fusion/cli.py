@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rankhouse.cli.common import DEFAULT, DbOption, parse_params, say, whole_number
+from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, parse_params, say, whole_number
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.sources import check_readable
 from rankhouse.loaders.trec import one_stdin
@@ -91,6 +91,7 @@ def fuse_command(
         list[str] | None, typer.Option("--param", "-p", help="Model parameter key=value, e.g. rrf_k=60.")
     ] = None,
     db: DbOption = DEFAULT,
+    project_dir: ProjectOption = None,
 ) -> None:
     """Fuse run files into fused runs: each asked rule's ranking of the union of the arms' top L.
 
