@@ -34,7 +34,8 @@ METRICS = ["AP", "AP@2", "GMAP", "nDCG", "nDCG@3", "nDCG_exp@3", "P@2", "R@2", "
            "Judged", "infAP", "gm_bpref", "Rprec_mult@0.5", "utility", "utility.2,-1,0,0", "11pt_avg",
            "11pt_avg(levels=[0.2,0.5,0.8])", "binG", "G", "ndcg_rel", "Rndcg", "nDCG(gains={1:2.0,2:5.0})@3",
            "relative_P@2", "SetP", "SetP(relative=True)", "SetR", "SetAP", "SetF", "SetF(beta=2)",
-           "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid", "unj@2", "relstring@3"]  # fmt: skip
+           "num_nonrel_judged_ret", "RBP(p=0.8)", "rbp_resid", "unj@2", "relstring@3", "dcg", "ideal_dcg",
+           "yaap"]  # fmt: skip
 
 
 def load_tiny_runs(wh: Warehouse) -> None:
@@ -335,6 +336,46 @@ def metrics_spec() -> tuple[dict, str]:
     return {"measures": [m.canonical for m in parse_measures(METRICS)]}, "+run_measures +measure_relstring"
 
 
+def load_tiny_prefs(wh: Warehouse) -> None:
+    """Runs a and b with trec_eval preferences (-R prefs): tests/fixtures/tiny/prefs.txt."""
+    from rankhouse.loaders import load_prefs, load_run
+
+    load_prefs(wh, TINY / "prefs.txt")
+    load_run(wh, TINY / "run_a.txt", "a")
+    load_run(wh, TINY / "run_b.txt", "b")
+
+
+def load_tiny_qrels_jg(wh: Warehouse) -> None:
+    """Runs a and b with trec_eval judgment groups (-R qrels_jg): tests/fixtures/tiny/qrels_jg.txt."""
+    from rankhouse.loaders import load_qrels_jg, load_run
+
+    load_qrels_jg(wh, TINY / "qrels_jg.txt")
+    load_run(wh, TINY / "run_a.txt", "a")
+    load_run(wh, TINY / "run_b.txt", "b")
+
+
+def load_tiny_zscores(wh: Warehouse) -> None:
+    """The tiny qrels and runs a and b, with z-score parameters (-Z): tests/fixtures/tiny/zscores.txt."""
+    from rankhouse.loaders import load_zscores
+
+    load_tiny_runs(wh)
+    load_zscores(wh, TINY / "zscores.txt")
+
+
+def format_spec(measures: list[str], **options: object) -> tuple[dict, str]:
+    """`rankhouse eval`'s models under -R or -Z: the measures of that format on the tiny runs, testing the
+    models the metrics fixture does not reach (with run_measures, their outcome)."""
+    from rankhouse.evaluation import EvalOptions
+
+    params = {"measures": [m.canonical for m in parse_measures(measures)], **EvalOptions(**options).parameters()}
+    targets = ["run_measures", *(["query_zscores"] if "zscores" in options else [])]
+    project = Project.load(params=params, closure=targets)
+    names = project.select(" ".join(f"+{t}" for t in targets))
+    params_metrics, selection = metrics_spec()
+    reached = set(Project.load(params=params_metrics, closure=selection_closure(selection)).select(selection))
+    return params, " ".join(n for n in names if n not in reached or n in targets)
+
+
 # fixture -> (how its inputs are made, its parameters and the models it tests)
 SNAPSHOTS = {
     "metrics": (load_tiny_runs, metrics_spec),
@@ -345,7 +386,10 @@ SNAPSHOTS = {
     "compare": (load_compare, compare_spec),
     "extraction": (load_extraction, lambda: (EXTRACTION, "+feature_coverage +extraction_receipts")),
     "features": (load_features, lambda: study_spec(*FEATURE_STUDY)),
-}
+    "prefs": (load_tiny_prefs, lambda: format_spec(["prefs"], rel_format="prefs")),
+    "qrels_jg": (load_tiny_qrels_jg, lambda: format_spec(["qrels_jg"], rel_format="qrels_jg")),
+    "zscores": (load_tiny_zscores, lambda: format_spec(["map", "P.5", "num_ret"], zscores=TINY / "zscores.txt")),
+}  # fmt: skip
 
 
 def models_tested(fixture: str) -> list[str]:
