@@ -1,12 +1,15 @@
 """The Markdown docs (README.md and docs/*.md) against the checkout: every relative link leads to a file (and
 an anchor to a heading of it); every `rankhouse ...` command of a code block is a command of the CLI; every
 study page names its protocol, and each model its protocol's stages select by name, and holds its own
-results; the README stays a front door (short, linking every page, every study's results among them)."""
+results; the README stays a front door (short, linking every page, every study's results among them); the
+architecture page's tree and formula table name files that exist, its tree every folder, module and SQL file, and
+its hop counts from the README are true."""
 
 from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 from test_cli_usage import COMMANDS
@@ -114,3 +117,96 @@ def test_the_bench_tables_are_on_the_performance_page_and_not_in_the_readme():
     assert found == {"eval_speed.py", "fusion_speed.py", "banking77_speed.py", "demo_speed.py", "spark_scale.py"}
     assert "<!-- bench/" not in readme
     assert "[docs/performance.md](docs/performance.md)" in readme[readme.index("## Speed") :]
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def section(text: str, heading: str) -> str:
+    """A page's section: from its `## heading` to the next `## `."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of a section's table, its header and separator left out."""
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows[2:]]
+
+
+def link_target(page: Path, target: str) -> Path | None:
+    """The file a relative link of a page leads to (None for a URL)."""
+    if re.match(r"[a-z]+:", target):
+        return None
+    path = target.partition("#")[0]
+    return (page.parent / path).resolve() if path else page.resolve()
+
+
+def tree_paths() -> list[str]:
+    """The paths the architecture page's tree names, one line each: a name, indented two spaces below its folder."""
+    block = section(ARCHITECTURE.read_text(encoding="utf-8"), "The repository").split("```")[1]
+    paths, folders = [], []  # folders: (indent, path) of the folders still open
+    for line in filter(str.strip, block.splitlines()):
+        indent, name = len(line) - len(line.lstrip(" ")), line.split()[0]
+        assert indent % 2 == 0, line
+        folders = [(depth, path) for depth, path in folders if depth < indent]
+        paths.append((folders[-1][1] if folders else "") + name)
+        if name.endswith("/"):
+            folders.append((indent, paths[-1]))
+    return paths
+
+
+def test_every_path_of_the_architecture_tree_exists():
+    for path in tree_paths():
+        assert (ROOT / path).is_dir() if path.endswith("/") else (ROOT / path).is_file(), path
+
+
+def test_the_architecture_tree_names_every_folder_module_and_sql_file():
+    named = set(tree_paths())
+    folders = [path for top in ("rankhouse", "models") for path in (ROOT / top).rglob("*") if path.is_dir()]
+    files = [*(ROOT / "rankhouse").rglob("*.py"), *(ROOT / "sql").rglob("*.sql")]
+    for path in [*folders, *files]:
+        parts = path.relative_to(ROOT).parts
+        if any(part.startswith((".", "__pycache__")) for part in parts) or path.name == "__init__.py":
+            continue  # a package's __init__.py is its folder's line
+        relative = "/".join(parts) + ("/" if path.is_dir() else "")
+        assert relative in named, f"docs/architecture.md's tree does not name {relative}"
+
+
+def test_every_formula_links_the_file_it_is_written_in():
+    rows = table_rows(section(ARCHITECTURE.read_text(encoding="utf-8"), "Where each formula is written"))
+    assert len(rows) > 20
+    for formula, where in rows:
+        assert LINK.findall(where), f"{formula}: no link"
+        for path in re.findall(r"`((?:rankhouse|models|sql)/[^`<>* ]*)`", where):
+            assert (ROOT / path).exists(), f"{formula}: {path}"
+
+
+def hops_from_the_readme() -> dict[Path, int]:
+    """Every file the README leads to, with the fewest clicks it takes (breadth first over the Markdown pages)."""
+    readme = (ROOT / "README.md").resolve()
+    hops, frontier = {readme: 0}, [readme]
+    while frontier:
+        page = frontier.pop(0)
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            found = link_target(page, target)
+            if found is not None and found not in hops:
+                hops[found] = hops[page] + 1
+                if found.suffix == ".md":
+                    frontier.append(found)
+    return hops
+
+
+def test_the_hops_from_the_readme_are_true():
+    """Each row's click path is a chain of links from the README, as long as it says and no longer than needed."""
+    hops = hops_from_the_readme()
+    rows = table_rows(section(ARCHITECTURE.read_text(encoding="utf-8"), "Hops from the README"))
+    assert {"nDCG", "Wilson interval", "paired bootstrap", "BM25", "the greedy selection"} <= {row[0] for row in rows}
+    for what, path, count in rows:
+        chain = [link_target(ARCHITECTURE, target) for target in LINK.findall(path)]
+        assert chain[0] == (ROOT / "README.md").resolve(), what
+        for page, following in zip(chain, chain[1:]):
+            links = {link_target(page, target) for target in LINK.findall(page.read_text(encoding="utf-8"))}
+            assert following in links, f"{what}: {page.name} does not link {following.name}"
+        assert int(count) == len(chain) - 1 == hops[chain[-1]], what
