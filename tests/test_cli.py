@@ -61,7 +61,7 @@ def test_models_list_show_lineage():
         assert name in listing
     show = rankhouse("models", "show", "measure_ap", "--db", ":memory:").stdout
     assert "parents      evaluated_queries, judged_ranking, measure_requests" in show
-    assert "children     query_measures" in show
+    assert "children     measure_avgjg, query_measures" in show
     assert "fingerprint" in show and "relevant_so_far" in show
     lineage = rankhouse("models", "lineage", "judged_ranking").stdout
     assert "raw.runs" in lineage and "gate.qrels" in lineage and "measure_ap" in lineage
