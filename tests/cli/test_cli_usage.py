@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from clirunner import error_line, rankhouse, rankhouse_in_process
+from clirunner import COMMANDS, LEAVES, error_line, rankhouse, rankhouse_in_process
 from conftest import TREC
 from typer.main import get_command
 
@@ -33,17 +33,6 @@ def test_in_process_and_subprocess_usage_errors_agree():
         assert (real.returncode, real.stdout, real.stderr) == (here.returncode, here.stdout, here.stderr)
 
 
-def _commands(group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
-    found = []
-    for name, command in sorted(group.commands.items()):
-        found.append(((*path, name), command))
-        if hasattr(command, "commands"):
-            found.extend(_commands(command, (*path, name)))
-    return found
-
-
-COMMANDS = _commands(get_command(app))
-LEAVES = [(path, command) for path, command in COMMANDS if not hasattr(command, "commands")]
 GROUPS = [path for path, command in COMMANDS if hasattr(command, "commands")]
 REQUIRED = [(path, command) for path, command in LEAVES if any(p.required for p in command.params)]
 

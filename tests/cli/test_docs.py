@@ -9,7 +9,7 @@ import re
 import tomllib
 
 import pytest
-from test_cli_usage import COMMANDS
+from clirunner import COMMANDS
 
 from rankhouse.paths import ROOT
 

@@ -109,7 +109,7 @@ def test_csv_export_of_a_selection_reads_back_equal_and_is_reproducible(trec_sam
     assert "run_measures.csv" in first.stderr and first.stdout == ""  # progress on stderr, no data on stdout
 
 
-def refused(target: Path, *args: object) -> str:
+def export_refused(target: Path, *args: object) -> str:
     """The error line of an export that must write nothing: `target` and its parent as they were."""
     before = sorted(p.name for p in target.parent.iterdir())
     line = error_line(rankhouse_in_process("export", target, *args))
@@ -121,17 +121,17 @@ def test_refusals_come_before_anything_is_written(trec_sample_study, tmp_path):
     db = trec_sample_study.db
     target = tmp_path / "out"
     study = ("--study", STUDY)
-    assert "no such model" in refused(target, "--select", "run_measure", "--db", db, *study)
-    assert "not built in" in refused(target, "--select", "+bm25_ranking", "--db", db, *study)
-    assert "--format is parquet or csv" in refused(target, "--format", "xlsx", "--db", db)
-    assert "no warehouse" in refused(target, "--db", tmp_path / "none.duckdb")
-    assert "no model is built" in refused(target, "--db", db)  # the default namespace: nothing of the study's
+    assert "no such model" in export_refused(target, "--select", "run_measure", "--db", db, *study)
+    assert "not built in" in export_refused(target, "--select", "+bm25_ranking", "--db", db, *study)
+    assert "--format is parquet or csv" in export_refused(target, "--format", "xlsx", "--db", db)
+    assert "no warehouse" in export_refused(target, "--db", tmp_path / "none.duckdb")
+    assert "no model is built" in export_refused(target, "--db", db)  # the default namespace: nothing of the study's
     target.mkdir()
     (target / "notes.txt").write_text("mine\n")
-    assert "is not empty" in refused(target, "--select", "runs", "--db", db, *study)
+    assert "is not empty" in export_refused(target, "--select", "runs", "--db", db, *study)
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
     (tmp_path / "file").write_text("")
-    assert "is a file" in refused(tmp_path / "file", "--db", db, *study)
+    assert "is a file" in export_refused(tmp_path / "file", "--db", db, *study)
     # --force writes into it, replacing files of the same names and leaving the others
     (target / "runs.csv").write_text("old\n")
     export(target, "--select", "runs", "--format", "csv", "--force", "--db", db, *study)
@@ -144,8 +144,8 @@ def test_a_frozen_studys_labels_are_not_exported(trec_sample_study, tmp_path):
     exported, whatever is selected; `rankhouse query` shows the same. After it, qrels is a model of the
     study's labels file, which query --study (its freeze verified) shows, and export --study writes it."""
     frozen, study = trec_sample_study.frozen, ("--study", STUDY)
-    assert "not built in" in refused(tmp_path / "out", "--select", "qrels", "--db", frozen, *study)
-    assert "not built in" in refused(tmp_path / "out", "--select", "+run_measures", "--db", frozen, *study)
+    assert "not built in" in export_refused(tmp_path / "out", "--select", "qrels", "--db", frozen, *study)
+    assert "not built in" in export_refused(tmp_path / "out", "--select", "+run_measures", "--db", frozen, *study)
     _, manifest = export(tmp_path / "all", "--db", frozen, *study)
     from rankhouse.study import Study
     from rankhouse.warehouse import Warehouse
@@ -179,8 +179,8 @@ def test_a_relation_made_by_hand_is_not_exported(trec_sample_study, tmp_path):
                     "query_key, docno AS doc_key, rel AS rank, 0.0 AS score FROM gate.qrels")  # fmt: skip
         con.execute("CREATE VIEW trec_sample.models.peek AS SELECT * FROM gate.qrels")
     study = ("--study", STUDY)
-    assert "not built in" in refused(tmp_path / "out", "--select", "run_ranking", "--db", db, *study)
-    assert "no such model" in refused(tmp_path / "out", "--select", "peek", "--db", db, *study)
+    assert "not built in" in export_refused(tmp_path / "out", "--select", "run_ranking", "--db", db, *study)
+    assert "no such model" in export_refused(tmp_path / "out", "--select", "peek", "--db", db, *study)
     _, manifest = export(tmp_path / "all", "--db", db, *study)
     exported = {e["model"] for e in manifest["models"]}
     assert {"run_ranking", "rankings", "peek"} & exported == set()  # rankings: a view over run_ranking

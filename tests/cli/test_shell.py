@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from clirunner import rankhouse
 from warehouse_files import plain
 
 from rankhouse.cli.shell import DEFAULT_MAXROWS
@@ -120,17 +121,14 @@ def test_history_is_read_back_at_the_next_session(trec_sample_study, tmp_path):
     assert status == 0 and stderr == ""
 
 
-def piped(db: Path, script: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rankhouse", "shell", "--db", str(db)], input=script,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-
-
 def test_results_print_up_to_the_row_limit_and_say_how_many_more(trec_sample_study):
     db = trec_sample_study.db
     with plain(db, "trec_sample", read_only=True) as con:
         expected = con.execute("SELECT doc_key FROM models.run_ranking ORDER BY system, query_key, rank").fetchall()
     sql = "SELECT doc_key FROM trec_sample.models.run_ranking ORDER BY system, query_key, rank;\n"
-    done = piped(db, sql + ".maxrows 5\n" + sql + ".maxrows 0\n" + sql + ".maxrows x\n.help\n")
+    done = rankhouse(
+        "shell", "--db", db, stdin=sql + ".maxrows 5\n" + sql + ".maxrows 0\n" + sql + ".maxrows x\n.help\n"
+    )
     assert done.returncode == 0 and done.stderr == ""
     out = done.stdout.splitlines()
     blocks, current = [], []
@@ -152,7 +150,9 @@ def test_results_print_up_to_the_row_limit_and_say_how_many_more(trec_sample_stu
 
 def test_no_warning_on_stderr_from_the_shell_or_query(trec_sample_study):
     db = trec_sample_study.db
-    done = piped(db, "SELECT * FROM trec_sample.results.run_measures;\nSELECT 1 AS a; SELECT 2 AS b;\n")
+    done = rankhouse(
+        "shell", "--db", db, stdin="SELECT * FROM trec_sample.results.run_measures;\nSELECT 1 AS a; SELECT 2 AS b;\n"
+    )
     assert done.returncode == 0 and done.stderr == "" and "run_measures" not in done.stderr
     assert "NumRet" in done.stdout and "b\n-\n2" in done.stdout
     query = subprocess.run([sys.executable, "-W", "error", "-m", "rankhouse", "query",

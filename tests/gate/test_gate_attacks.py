@@ -1,6 +1,7 @@
 """Attacks on the label gate and on the freeze, one per way around them that an adversarial analyst
 found (issue 13's points 1 and 4-9, issue 34's per-study gate; file reads and templates are in
-test_model_sandbox.py, inputs that load something else than they say in test_input_rules.py). Every
+tests/warehouse/test_model_sandbox.py, inputs that load something else than they say in
+tests/loaders/test_input_rules.py). Every
 attack must be refused with a message that names the study, the object and the fix, and leave every file
 of the warehouse byte for byte as it was (warehouse_files.state)."""
 
@@ -15,9 +16,9 @@ import sys
 
 import duckdb
 import pytest
-from clirunner import rankhouse_in_process
+from clirunner import rankhouse, rankhouse_in_process
 from conftest import TREC
-from test_study import make_env, open_study, prepared_and_frozen, rankhouse, write_protocol
+from gated_study import make_env, open_study, prepared_and_frozen, write_protocol
 from warehouse_files import files_of, plain, state, store_table
 
 from rankhouse.errors import RankhouseError
@@ -30,7 +31,7 @@ from rankhouse.warehouse.layout import Layout
 
 @pytest.fixture
 def env(tmp_path):
-    """test_study's gated study, with its own copies of the data and the models."""
+    """The gated study (gated_study.py), with its own copies of the data and the models."""
     return make_env(tmp_path)
 
 
@@ -40,7 +41,7 @@ def evaluated(root, protocol) -> None:
         study.run()
 
 
-def refused(root, protocol, action, *messages: str, stage: str = "evaluate") -> str:
+def study_refused(root, protocol, action, *messages: str, stage: str = "evaluate") -> str:
     """Run `action(study)` on a fresh session; it must raise a RankhouseError holding every message
     and leave every file of the warehouse as it was. Returns the message."""
     before = state(root / "w.duckdb")
@@ -242,7 +243,7 @@ def test_a_redefined_view_is_detected(env):
             "CREATE OR REPLACE VIEW gated.models.run_ranking AS SELECT * REPLACE "
             f"(count(*) OVER (PARTITION BY system, query_key) + 1 - rank AS rank) FROM ({reversed_ranks})"
         )
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
             "view models.run_ranking is not the one its model built",
             "the definition of models.run_ranking in the warehouse differs from the frozen one")  # fmt: skip
     wh, study = open_study(root, protocol)
@@ -261,7 +262,7 @@ def test_a_macro_shadowing_a_builtin_is_detected(env, where):
     prepared_and_frozen(root, protocol)
     with plain(root / "w.duckdb", "gated") as con:
         con.execute(f"CREATE MACRO {where}.main.log2(x) AS 1")  # would change every nDCG
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", f"defines macro {where}.main.log2")
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", f"defines macro {where}.main.log2")
 
 
 @pytest.mark.parametrize("where", ["gated", "inputs"])
@@ -275,7 +276,7 @@ def test_a_gate_schema_made_by_hand_is_a_change_not_an_internal_error(env, where
         con.execute(f"CREATE TABLE {where}.gate.qrels AS SELECT 'q' AS qid, '0' AS iter, 'd' AS docno, 1 AS rel")
     status = rankhouse("study", "status", protocol, "--db", root / "w.duckdb", "--freezes", root / "freezes")
     assert status.returncode == 0 and "CHANGED" in status.stdout and "schema gate" in status.stdout, status.stdout
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "holds schema gate",
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "holds schema gate",
             "which rankhouse does not make")  # fmt: skip
 
 
@@ -294,7 +295,7 @@ def test_a_freeze_file_is_not_readopted_after_its_record_is_deleted(env):
     record = json.loads(path.read_text())
     record["tables"]["models.measure_requests"] = {"sha256": digest, "rows": rows}
     path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    refused(root, protocol, lambda s: s.evaluate(), "gated-1.json is not recorded in warehouse",
+    study_refused(root, protocol, lambda s: s.evaluate(), "gated-1.json is not recorded in warehouse",
             "never adopts a freeze file")  # fmt: skip
 
 
@@ -302,11 +303,11 @@ def test_a_hand_placed_freeze_without_supersedes_and_reason_is_refused(env):
     root, protocol = env
     prepared_and_frozen(root, protocol)
     shutil.copy(root / "freezes" / "gated-1.json", root / "freezes" / "gated-2.json")
-    refused(root, protocol, lambda s: s.evaluate(), "gated-2.json does not name the freeze it supersedes")
+    study_refused(root, protocol, lambda s: s.evaluate(), "gated-2.json does not name the freeze it supersedes")
     record = json.loads((root / "freezes" / "gated-1.json").read_text())
     record.update(supersedes="gated-1", reason="forged", previous_sha256="0" * 64)
     (root / "freezes" / "gated-2.json").write_text(json.dumps(record))
-    refused(root, protocol, lambda s: s.evaluate(), "records gated-1's SHA-256 as 000")
+    study_refused(root, protocol, lambda s: s.evaluate(), "records gated-1's SHA-256 as 000")
 
 
 def test_freezes_chain_their_predecessors(env):
@@ -340,8 +341,8 @@ def test_an_evaluate_model_edited_after_the_freeze_is_refused_until_a_new_freeze
     wh, study = open_study(root, protocol)
     with wh:
         assert any("CHANGED" in line and "evaluate model qrels changed" in line for line in study.status())
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "evaluate model qrels changed")
-    refused(root, protocol, lambda s: s.freeze(), "evaluate model qrels changed", "--supersedes gated-1",
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "evaluate model qrels changed")
+    study_refused(root, protocol, lambda s: s.freeze(), "evaluate model qrels changed", "--supersedes gated-1",
             stage="freeze")  # fmt: skip
     wh, study = open_study(root, protocol)
     with wh:
@@ -383,7 +384,7 @@ def test_a_named_pipe_as_an_input_is_refused(env):
     os.mkfifo(run)
     writer = subprocess.Popen([sys.executable, "-c", f"open({str(run)!r}, 'wb').write({data!r})"])
     try:
-        refused(root, protocol, lambda s: s.prepare(), "input trunc", "is not a regular file", stage="prepare")
+        study_refused(root, protocol, lambda s: s.prepare(), "input trunc", "is not a regular file", stage="prepare")
     finally:
         writer.kill()
         writer.wait()
@@ -413,7 +414,7 @@ def test_labels_edited_in_place_are_refused_and_reload_restores_them(env):
     con = duckdb.connect(str(labels_of(root)))
     con.execute("UPDATE qrels SET rel = 1")  # every judged document relevant
     con.close()
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed",
             "rows it loaded into labels.qrels as 'qrels.test' were changed in the labels file",
             "--reload")  # fmt: skip
     wh, study = open_study(root, protocol)
@@ -432,7 +433,7 @@ def test_raw_rows_edited_before_the_freeze_are_refused(env):
         study.prepare()
     with plain(root / "w.duckdb") as con:
         con.execute("UPDATE inputs.raw.runs SET score = -score WHERE run_id = 'results.test'")
-    message = refused(
+    message = study_refused(
         root,
         protocol,
         lambda s: s.prepare(),
@@ -441,7 +442,7 @@ def test_raw_rows_edited_before_the_freeze_are_refused(env):
         stage="prepare",
     )
     assert "rankhouse study prepare" in message and "--reload" in message
-    refused(root, protocol, lambda s: s.freeze(), "cannot be frozen", "raw.runs", stage="freeze")
+    study_refused(root, protocol, lambda s: s.freeze(), "cannot be frozen", "raw.runs", stage="freeze")
     wh, study = open_study(root, protocol)
     with wh:
         study.prepare(reload=True)
@@ -470,7 +471,7 @@ def test_a_change_below_twelve_digits_is_detected(env, wh):
     prepared_and_frozen(root, protocol)
     with plain(root / "w.duckdb") as con:
         con.execute("UPDATE inputs.raw.runs SET score = score * (1 + 1e-13) WHERE run_id = 'results.trunc'")
-    refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "raw.runs")
+    study_refused(root, protocol, lambda s: s.evaluate(), "the labels stay closed", "raw.runs")
 
 
 # -- models depend on nothing but their inputs -------------------------------------------------------

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirunner import rankhouse
 from conftest import lanes_subset_protocol
 from recorded_outputs import differences, outputs, recorded
 from warehouse_files import plain
@@ -77,7 +78,7 @@ def check_record(name: str, out: Path) -> None:
 
 def test_in_either_order_every_study_gives_the_results_of_a_warehouse_of_its_own(first, second):
     db, fixtures = first
-    check_record("trec_sample", db.parent / "trec_sample_out")  # the others: tests/test_recorded_results.py
+    check_record("trec_sample", db.parent / "trec_sample_out")  # the others: tests/studies/test_recorded_results.py
     _, _, outs = second
     for name in REVERSE:
         check_record(name, outs[name])
@@ -144,11 +145,7 @@ def test_a_reader_answers_while_another_process_builds_a_study(tmp_path):
     db = tmp_path / "w.duckdb"
     env = {**os.environ, "RANKHOUSE_LOCK_WAIT": "300"}
 
-    def rankhouse(*args: object, **kwargs) -> subprocess.CompletedProcess:  # noqa: ANN003
-        return subprocess.run([sys.executable, "-m", "rankhouse", *map(str, args), "--db", str(db)],
-                              capture_output=True, text=True, timeout=300, env=env, **kwargs)  # fmt: skip
-
-    assert rankhouse("study", "run", STUDIES_DIR / "trec_sample.toml").returncode == 0
+    assert rankhouse("study", "run", STUDIES_DIR / "trec_sample.toml", "--db", db, env=env).returncode == 0
     lock = WriterLock(Layout.of(db).locks / "inputs.lock", "the inputs (held by the test)")
     lock.acquire()
     builder = subprocess.Popen([sys.executable, "-m", "rankhouse", "study", "prepare",
@@ -161,19 +158,21 @@ def test_a_reader_answers_while_another_process_builds_a_study(tmp_path):
             if "waiting for process" in line and "the inputs" in line:
                 break
         assert builder.poll() is None, "".join(waiting)
-        query = rankhouse("query", "SELECT count(*) AS n FROM trec_sample.results.run_measures", "--format", "csv")
+        sql = "SELECT count(*) AS n FROM trec_sample.results.run_measures"
+        query = rankhouse("query", sql, "--format", "csv", "--db", db, env=env)
         assert query.returncode == 0 and query.stdout.splitlines() == ["n", "26"], query.stderr
-        assert (
-            "current    trec_sample-1: intact" in rankhouse("study", "status", STUDIES_DIR / "trec_sample.toml").stdout
-        )
-        building = rankhouse("study", "status", STUDIES_DIR / "evidence_demo.toml")
+        status = rankhouse("study", "status", STUDIES_DIR / "trec_sample.toml", "--db", db, env=env)
+        assert "current    trec_sample-1: intact" in status.stdout
+        building = rankhouse("study", "status", STUDIES_DIR / "evidence_demo.toml", "--db", db, env=env)
         assert building.returncode == 0 and "stage      new" in building.stdout, building.stderr
         assert builder.poll() is None  # still building: the readers did not wait for it, nor it for them
     finally:
         lock.release()
     assert builder.wait(timeout=300) == 0, builder.stderr.read()
-    assert "intact" not in rankhouse("study", "status", STUDIES_DIR / "evidence_demo.toml").stdout  # no freeze yet
-    assert "current    trec_sample-1: intact" in rankhouse("study", "status", STUDIES_DIR / "trec_sample.toml").stdout
+    built = rankhouse("study", "status", STUDIES_DIR / "evidence_demo.toml", "--db", db, env=env)
+    assert "intact" not in built.stdout  # no freeze yet
+    status = rankhouse("study", "status", STUDIES_DIR / "trec_sample.toml", "--db", db, env=env)
+    assert "current    trec_sample-1: intact" in status.stdout
 
 
 def test_a_reader_answers_while_models_are_being_built(tmp_path):
@@ -181,8 +180,7 @@ def test_a_reader_answers_while_models_are_being_built(tmp_path):
     the queries and status of another study answer, each in well under the builder's time."""
     db = tmp_path / "w.duckdb"
     base = [sys.executable, "-m", "rankhouse"]
-    done = subprocess.run([*base, "study", "run", str(STUDIES_DIR / "trec_sample.toml"), "--db", str(db)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = rankhouse("study", "run", STUDIES_DIR / "trec_sample.toml", "--db", db)
     assert done.returncode == 0, done.stderr
     protocol, _ = lanes_subset_protocol(tmp_path)
     builder = subprocess.Popen([*base, "study", "prepare", str(protocol), "--db", str(db), "--json"],
@@ -195,7 +193,7 @@ def test_a_reader_answers_while_models_are_being_built(tmp_path):
     answers = []
     for args in (("query", "SELECT count(*) FROM trec_sample.results.run_measures"),
                  ("study", "status", str(STUDIES_DIR / "trec_sample.toml"))):  # fmt: skip
-        answers.append(subprocess.run([*base, *args, "--db", str(db)], capture_output=True, text=True, timeout=120))
+        answers.append(rankhouse(*args, "--db", db))
     overlapped = builder.poll() is None
     assert builder.wait(timeout=600) == 0
     assert [a.returncode for a in answers] == [0, 0], [a.stderr for a in answers]

@@ -16,67 +16,20 @@ import duckdb
 import pytest
 from clirunner import rankhouse
 from conftest import TREC
+from gated_study import labels_file, make_env, open_study, prepared_and_frozen, sha, write_protocol
 from warehouse_files import plain, state, store_table
 
 from rankhouse.errors import ModelError, RankhouseError
-from rankhouse.paths import MODELS_DIR, STUDIES_DIR
+from rankhouse.paths import STUDIES_DIR
 from rankhouse.study import Protocol, Study, study_models
 from rankhouse.study.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
 from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.layout import Layout
-
-MEASURES = ["AP", "nDCG@10", "P@5", "RR", "NumRet", "NumRelRet"]
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def write_protocol(root: Path, measures: list[str] = MEASURES, extra: str = "") -> Path:
-    inputs = {"results": "results.test", "trunc": "results.trunc", "qrels": "qrels.test"}
-    lines = ["[study]", 'name = "gated"', 'description = "a test study"', ""]
-    for key, name in inputs.items():
-        loader = "trec.qrels" if key == "qrels" else "trec.run"
-        lines += [f"[inputs.{key}]", f'path = "data/{name}"', f'sha256 = "{sha(root / "data" / name)}"',
-                  f'loader = "{loader}"', ""]  # fmt: skip
-    lines += ["[parameters]", f"measures = {json.dumps(measures)}", "", "[stages]",
-              'prepare = "run_ranking measure_requests"', 'evaluate = "+run_measures"', extra]  # fmt: skip
-    path = root / "gated.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def make_env(root: Path) -> tuple[Path, Path]:
-    """A study with its own copies of the data and of the models, so that tests can tamper with them."""
-    (root / "data").mkdir()
-    for name in ("results.test", "results.trunc", "qrels.test"):
-        shutil.copy(TREC / name, root / "data" / name)
-    shutil.copytree(MODELS_DIR, root / "models")
-    protocol = write_protocol(root)
-    return root, protocol
 
 
 @pytest.fixture
 def env(tmp_path):
     return make_env(tmp_path)
-
-
-def open_study(root: Path, protocol: Path) -> tuple[Warehouse, Study]:
-    wh = Warehouse(root / "w.duckdb")
-    return wh, Study(Protocol.load(protocol), wh, root / "freezes", Project.load(root / "models"))
-
-
-def labels_file(root: Path) -> Path:
-    """The study's labels file (made by its first evaluation)."""
-    return Layout.of(root / "w.duckdb").labels_file("gated")
-
-
-def prepared_and_frozen(root: Path, protocol: Path) -> None:
-    wh, study = open_study(root, protocol)
-    with wh:
-        study.prepare()
-        study.freeze()
 
 
 def test_the_stages_in_order_and_results_kept_by_freeze(env):
@@ -429,11 +382,8 @@ def test_query_formats_and_the_shell(tmp_path):
     parquet = tmp_path / "ap.parquet"
     assert rankhouse("query", sql, "--db", db, "--format", "parquet", "--output", parquet).returncode == 0
     assert duckdb.sql(f"SELECT count(*) FROM '{parquet}'").fetchall() == [(2,)]
-    shell = subprocess.run(
-        [sys.executable, "-m", "rankhouse", "shell", "--db", str(db)],
-        input="SELECT count(*) AS n\nFROM raw.runs;\nSELECT * FROM gate.qrels;\n.tables gated\n.quit\n",
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    script = "SELECT count(*) AS n\nFROM raw.runs;\nSELECT * FROM gate.qrels;\n.tables gated\n.quit\n"
+    shell = rankhouse("shell", "--db", db, stdin=script)
     assert "2084" in shell.stdout and "error:" in shell.stdout and "run_measures" in shell.stdout
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["freeze_id"] == "gated-1" and results["methods"]["results.test"]["AP"]["value"] == pytest.approx(
@@ -471,9 +421,7 @@ def test_two_runs_of_a_study_at_once_take_turns_and_a_wait_too_long_is_a_clear_e
     assert rankhouse("study", "prepare", protocol, "--db", db).returncode == 0
     holder = Warehouse(db, namespace="gated")  # another writer of the study: this test process
     try:
-        done = subprocess.run([sys.executable, "-m", "rankhouse", "study", "run", str(protocol), "--db", str(db)],
-                              capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "RANKHOUSE_LOCK_WAIT": "1"})  # fmt: skip
+        done = rankhouse("study", "run", protocol, "--db", db, env={**os.environ, "RANKHOUSE_LOCK_WAIT": "1"})
     finally:
         holder.close()
     assert done.returncode == 2, done.stderr

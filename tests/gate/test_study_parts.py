@@ -7,9 +7,9 @@ shifted copy of the qrels (grade - 1, floored at 0), under its own query ids."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
 
 from rankhouse.evaluation import EvalOptions, load_inputs
@@ -18,7 +18,6 @@ from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
 
-FIXTURES = Path(__file__).parent / "fixtures" / "trec_eval"
 MEASURES = ["P@10", "R@10", "AP", "RR", "nDCG@10", "Success@5"]
 
 SHIFTED = """-- name: shifted_judgments
@@ -30,22 +29,6 @@ SHIFTED = """-- name: shifted_judgments
 SELECT query_key, 'B-' || query_id AS query_id, query_order, doc_key, greatest(grade - 1, 0) AS grade
 FROM models.qrels_judgments
 """
-
-
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = {}
-    for line in path.read_text().splitlines():
-        qid, _, doc, grade = line.split()
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
-
-
-def read_run(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    for line in path.read_text().splitlines():
-        qid, _, doc, _, score, _ = line.split()
-        run.setdefault(qid, {})[doc] = float(score)
-    return run
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +46,9 @@ def parts(tmp_path_factory):
         "contrasts": [["one", "two"]],
         "contrast_measures": ["AP"],
     }
-    run = FIXTURES / "results.test"
+    run = TREC / "results.test"
     with Warehouse(":memory:") as wh:
-        load_inputs(wh, FIXTURES / "qrels.test", [f"one={run}", f"two={run}"])
+        load_inputs(wh, TREC / "qrels.test", [f"one={run}", f"two={run}"])
         wh.open_gate()
         project = Project.load(models, params)
         Runner(wh, project, params).run(project.select("+run_measures +query_measures +paired_differences"))
@@ -78,9 +61,9 @@ def parts(tmp_path_factory):
 
 def test_each_part_matches_pytrec_eval_on_its_own_qrels(parts):
     measured, _, _ = parts
-    qrels = read_qrels(FIXTURES / "qrels.test")
+    qrels = read_qrels(TREC / "qrels.test")
     shifted = {f"B-{q}": {d: max(g - 1, 0) for d, g in docs.items()} for q, docs in qrels.items()}
-    run = read_run(FIXTURES / "results.test")
+    run = read_run(TREC / "results.test")
     expected = {
         "eval": pytrec_per_query(qrels, run, MEASURES),
         "eval/b": pytrec_per_query(shifted, {f"B-{q}": docs for q, docs in run.items()}, MEASURES),
@@ -102,7 +85,7 @@ def test_each_part_matches_pytrec_eval_on_its_own_qrels(parts):
 def test_means_and_contrasts_are_per_part(parts):
     _, means, differences = parts
     queries = {(study, system): n for study, system, _, _, n in means}
-    judged = len(read_qrels(FIXTURES / "qrels.test"))
+    judged = len(read_qrels(TREC / "qrels.test"))
     assert queries == {("eval", "one"): judged, ("eval", "two"): judged, ("eval/b", "one"): judged,
                        ("eval/b", "two"): judged}  # fmt: skip
     # one row per judged query in each part (same run under two names: every difference is 0)

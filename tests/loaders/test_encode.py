@@ -17,6 +17,7 @@ import pytest
 from rankhouse import encode
 from rankhouse.encode import Encoder, build_onnx, model_files, read_safetensors
 from rankhouse.errors import RankhouseError
+from rankhouse.paths import ROOT
 
 PIN = "How do I reset my card PIN?"
 TEXTS = [PIN, "My card payment was declined", "What is the exchange rate?"]
@@ -94,7 +95,7 @@ def test_batches_side_by_side_are_the_bits_of_one_batch_at_a_time_on_two_threads
 
     import onnxruntime as ort
 
-    with (Path(__file__).parents[1] / "data" / "banking77" / "train.csv").open(newline="") as handle:
+    with (ROOT / "data" / "banking77" / "train.csv").open(newline="") as handle:
         texts = [row["text"] for row in csv.DictReader(handle)][::25]
     assert encode.WORKERS == min(2, os.cpu_count() or 1)
     assert encoder.session.get_session_options().intra_op_num_threads == 1

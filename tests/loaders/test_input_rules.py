@@ -7,10 +7,10 @@ Every refusal names the file, the line and the rule, and leaves the warehouse as
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import FIXTURES, TREC
 
 from rankhouse.errors import InputError, RankhouseError
@@ -217,28 +217,14 @@ def test_runs_validate_refuses_them_too(tmp_path, text, rule):
 
 
 # -- 4. -M: a depth of at least 1 ---------------------------------------------------------------------------
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
-    """Run `rankhouse ARGS` in this process: (exit code, stderr)."""
-    from rankhouse.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["rankhouse", *args])
-    with pytest.raises(SystemExit) as done:
-        main()
-    return done.value.code, capsys.readouterr().err
-
-
 @pytest.mark.parametrize("depth", ["-5", "0", "1.5", "1_0", "٣", "ten"])
-def test_a_depth_that_is_not_a_whole_number_of_at_least_1_is_refused_before_loading(
-    tmp_path, monkeypatch, capsys, depth
-):
+def test_a_depth_that_is_not_a_whole_number_of_at_least_1_is_refused_before_loading(tmp_path, depth):
     """trec_eval's -M 0 evaluates no document at all (and a negative depth the same): refused, as is
     anything but ASCII digits, with `error:` and exit status 2, and no warehouse written."""
     db = tmp_path / "w.duckdb"
-    code, err = run_cli(monkeypatch, capsys, "eval", str(TREC / "qrels.test"), str(TREC / "results.test"),
-                        "-M", depth, "--db", str(db))  # fmt: skip
-    assert code == 2
-    assert err.startswith("error: -M/--depth must be a whole number of at least 1"), err
-    assert repr(depth) in err
+    line = error_line(rankhouse_in_process("eval", TREC / "qrels.test", TREC / "results.test", "-M", depth, "--db", db))
+    assert line.startswith("error: -M/--depth must be a whole number of at least 1"), line
+    assert repr(depth) in line
     assert not db.exists() and not db.with_suffix(".labels.duckdb").exists()
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from clirunner import rankhouse
+from golden_warehouses import build_golden
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_snapshots import build_lanes
 
 from rankhouse.errors import RankhouseError
 from rankhouse.runfiles import validate_runs, write_manifest
@@ -252,7 +252,7 @@ def test_the_document_id_pattern_is_re2(tmp_path):
 def lanes_db(tmp_path_factory):
     root = tmp_path_factory.mktemp("runfiles")
     with Warehouse(root / "lanes.duckdb") as wh:
-        build_lanes(wh)
+        build_golden(wh, "lanes")
     return root / "lanes.duckdb"
 
 

@@ -14,21 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from clirunner import rankhouse as fresh
-from clirunner import rankhouse_in_process, refused
+from clirunner import rankhouse_auto, refused
 from conftest import TREC, read_qrels, read_run
 from oracles import pytrec_per_query
 
 MEASURES = ["AP", "P@10", "nDCG@10"]
 FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
-
-
-def rankhouse(*args: object, cwd: Path | None = None, stdin: str | bytes | None = None) -> subprocess.CompletedProcess:
-    """In a fresh interpreter when standard input or the directory matter, otherwise in this process (an
-    interpreter start per call would be most of this file's time): tests/clirunner.py."""
-    if cwd is None and stdin is None and "-" not in map(str, args):
-        return rankhouse_in_process(*args)
-    return fresh(*args, cwd=cwd, stdin=stdin)
 
 
 def two_runs_named_alike(tmp_path: Path) -> tuple[Path, Path]:
@@ -46,18 +37,18 @@ def test_two_runs_with_one_file_name_are_refused_before_anything_is_loaded(tmp_p
         f"error: 2 runs would be named 'run.txt': {first} and {second}; "
         f"name each with NAME=PATH, e.g. d1={first} d2={second}"
     )
-    refused(rankhouse("eval", TREC / "qrels.test", first, second), message)
+    refused(rankhouse_auto("eval", TREC / "qrels.test", first, second), message)
     db = tmp_path / "w.duckdb"
-    refused(rankhouse("load", "run", first, second, "--db", db), message)
+    refused(rankhouse_auto("load", "run", first, second, "--db", db), message)
     assert not db.exists()  # refused before the warehouse was opened
-    refused(rankhouse("eval", TREC / "qrels.test", first, first), f"{first} is given 2 times")
+    refused(rankhouse_auto("eval", TREC / "qrels.test", first, first), f"{first} is given 2 times")
 
 
 def test_named_runs_are_each_evaluated_with_their_own_figures(tmp_path):
     first, second = two_runs_named_alike(tmp_path)
     measures = [arg for m in MEASURES for arg in ("-m", m)]
     named = (f"test={first}", f"trunc={second}")
-    done = rankhouse("eval", TREC / "qrels.test", *named, *measures, "-q", "--format", "json")
+    done = rankhouse_auto("eval", TREC / "qrels.test", *named, *measures, "-q", "--format", "json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert list(result) == ["test", "trunc"]
@@ -74,32 +65,34 @@ def test_named_runs_are_each_evaluated_with_their_own_figures(tmp_path):
             mean = sum(v[measure] for v in expected.values()) / len(qrels)
             assert abs(result[name]["all"][measure] - mean) < 1e-9, (name, measure)
     assert result["test"]["all"] != result["trunc"]["all"]
-    text = rankhouse("eval", TREC / "qrels.test", f"test={first}", f"trunc={second}", "-m", "map").stdout
+    text = rankhouse_auto("eval", TREC / "qrels.test", f"test={first}", f"trunc={second}", "-m", "map").stdout
     assert text == "test\tmap                   \tall\t0.1785\ntrunc\tmap                   \tall\t0.1016\n"
     # An existing file whose name has an `=` is a path (named as itself); `./` makes any such name a path.
     shutil.copy(first, tmp_path / "k1=0.9.run")
-    named = rankhouse("eval", TREC / "qrels.test", "k1=0.9.run", "-m", "map", "--format", "json", cwd=tmp_path)
+    named = rankhouse_auto("eval", TREC / "qrels.test", "k1=0.9.run", "-m", "map", "--format", "json", cwd=tmp_path)
     assert named.returncode == 0, named.stderr
     assert list(json.loads(named.stdout)) == ["k1=0.9.run"]
-    refused(rankhouse("eval", TREC / "qrels.test", "./k1=1.2.run", cwd=tmp_path), "error: ./k1=1.2.run: no such file")
+    refused(
+        rankhouse_auto("eval", TREC / "qrels.test", "./k1=1.2.run", cwd=tmp_path), "error: ./k1=1.2.run: no such file"
+    )
 
 
 def test_load_run_replacing_a_run_says_what_it_replaced(tmp_path):
     first, second = two_runs_named_alike(tmp_path)
     db = tmp_path / "w.duckdb"
-    loaded = rankhouse("load", "run", first, "--db", db)
+    loaded = rankhouse_auto("load", "run", first, "--db", db)
     assert loaded.stderr == f"{first}: loaded 1500 rows into raw.runs as run.txt\n"
     sha1, sha2 = (hashlib.sha256(p.read_bytes()).hexdigest() for p in (first, second))
-    replaced = rankhouse("load", "run", second, "--db", db)
+    replaced = rankhouse_auto("load", "run", second, "--db", db)
     assert replaced.returncode == 0, replaced.stderr
     assert replaced.stderr == (
         f"{second}: loaded 584 rows into raw.runs as run.txt, replacing those loaded from {first} "
         f"(sha256 {sha1[:12]}..., now {sha2[:12]}...)\n"
     )
-    again = rankhouse("load", "run", second, "--db", db)
+    again = rankhouse_auto("load", "run", second, "--db", db)
     assert "already loaded as run.txt in raw.runs (same bytes)" in again.stderr
     # eval on a warehouse file says so too, without -v
-    evaluated = rankhouse("eval", TREC / "qrels.test", first, "-m", "map", "--db", db)
+    evaluated = rankhouse_auto("eval", TREC / "qrels.test", first, "-m", "map", "--db", db)
     assert evaluated.stdout == "map                   \tall\t0.1785\n"
     assert f"{first}: loaded 1500 rows into raw.runs as run.txt, replacing those loaded from {second}" in (
         evaluated.stderr
@@ -110,7 +103,7 @@ def test_gz_files_and_standard_input_read_as_the_plain_files(tmp_path):
     run_gz, qrels_gz = tmp_path / "results.test.gz", tmp_path / "qrels.test.gz"
     run_gz.write_bytes(gzip.compress((TREC / "results.test").read_bytes()))
     qrels_gz.write_bytes(gzip.compress((TREC / "qrels.test").read_bytes()))
-    plain = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "-q")
+    plain = rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "-q")
     assert plain.returncode == 0, plain.stderr
     run_text = (TREC / "results.test").read_text()
     for args, stdin in (
@@ -121,16 +114,16 @@ def test_gz_files_and_standard_input_read_as_the_plain_files(tmp_path):
         (("-", run_gz), (TREC / "qrels.test").read_text()),
         ((TREC / "qrels.test", "-"), run_gz.read_bytes()),  # gzip on standard input, by its magic number
     ):
-        done = rankhouse("eval", *args, "-q", stdin=stdin)
+        done = rankhouse_auto("eval", *args, "-q", stdin=stdin)
         assert done.returncode == 0, (args, done.stderr)
         assert done.stdout == plain.stdout, args
-    as_json = rankhouse("eval", TREC / "qrels.test", run_gz, "--format", "json").stdout
-    assert as_json == rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--format", "json").stdout
+    as_json = rankhouse_auto("eval", TREC / "qrels.test", run_gz, "--format", "json").stdout
+    assert as_json == rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "--format", "json").stdout
     # The SHA-256 recorded is of the bytes as given: the compressed ones for a .gz
     db = tmp_path / "w.duckdb"
-    assert rankhouse("load", "run", run_gz, "--db", db).returncode == 0
-    assert rankhouse("load", "run", "piped=-", "--db", db, stdin=run_text).returncode == 0
-    sources = rankhouse("sources", "--db", db).stdout
+    assert rankhouse_auto("load", "run", run_gz, "--db", db).returncode == 0
+    assert rankhouse_auto("load", "run", "piped=-", "--db", db, stdin=run_text).returncode == 0
+    sources = rankhouse_auto("sources", "--db", db).stdout
     assert f"results.test  1500  {hashlib.sha256(run_gz.read_bytes()).hexdigest()}" in sources
     assert f"piped         1500  {hashlib.sha256(run_text.encode()).hexdigest()}" in sources
     assert "<stdin>" in sources
@@ -139,18 +132,18 @@ def test_gz_files_and_standard_input_read_as_the_plain_files(tmp_path):
 def test_inputs_that_cannot_be_read_are_named(tmp_path):
     qrels = TREC / "qrels.test"
     (tmp_path / "adir").mkdir()
-    refused(rankhouse("eval", qrels, tmp_path / "adir"), f"error: {tmp_path / 'adir'}: is a directory, not a file")
-    refused(rankhouse("eval", qrels, tmp_path / "nope.run"), f"error: {tmp_path / 'nope.run'}: no such file")
-    refused(rankhouse("eval", tmp_path / "nope.qrels", TREC / "results.test"), "nope.qrels: no such file")
+    refused(rankhouse_auto("eval", qrels, tmp_path / "adir"), f"error: {tmp_path / 'adir'}: is a directory, not a file")
+    refused(rankhouse_auto("eval", qrels, tmp_path / "nope.run"), f"error: {tmp_path / 'nope.run'}: no such file")
+    refused(rankhouse_auto("eval", tmp_path / "nope.qrels", TREC / "results.test"), "nope.qrels: no such file")
     fake = tmp_path / "fake.run.gz"
     shutil.copy(TREC / "results.test", fake)
-    refused(rankhouse("eval", qrels, fake), f"error: {fake}: its name ends in .gz, but it is not gzip-compressed")
+    refused(rankhouse_auto("eval", qrels, fake), f"error: {fake}: its name ends in .gz, but it is not gzip-compressed")
     cut = tmp_path / "cut.run.gz"
     cut.write_bytes(gzip.compress((TREC / "results.test").read_bytes())[:-20])
-    refused(rankhouse("eval", qrels, cut), f"error: {cut}: a corrupt or truncated gzip file")
-    refused(rankhouse("eval", qrels, "-", stdin=""), "error: <stdin>: standard input is empty")
-    refused(rankhouse("eval", "-", "-", stdin="x"), "standard input can be read once: at most one input")
-    bad = rankhouse("eval", qrels, "-", stdin="q1 Q0 d1 1 1.0 tag\nq1 Q0 d2 1 NaN tag\n")
+    refused(rankhouse_auto("eval", qrels, cut), f"error: {cut}: a corrupt or truncated gzip file")
+    refused(rankhouse_auto("eval", qrels, "-", stdin=""), "error: <stdin>: standard input is empty")
+    refused(rankhouse_auto("eval", "-", "-", stdin="x"), "standard input can be read once: at most one input")
+    bad = rankhouse_auto("eval", qrels, "-", stdin="q1 Q0 d1 1 1.0 tag\nq1 Q0 d2 1 NaN tag\n")
     refused(bad, "error: <stdin>:2: score is NaN or infinite")
 
 
@@ -159,7 +152,7 @@ def outputs(tmp_path: Path, *extra: str, formats: tuple[str, ...] = FORMATS) -> 
     first, second = two_runs_named_alike(tmp_path)
     result = {}
     for fmt in formats:
-        done = rankhouse("eval", TREC / "qrels.test", f"test={first}", f"trunc={second}",
+        done = rankhouse_auto("eval", TREC / "qrels.test", f"test={first}", f"trunc={second}",
                          "-m", "map,P.10,num_ret,ndcg_cut.10", "--format", fmt, *extra)  # fmt: skip
         assert done.returncode == 0, (fmt, done.stderr)
         result[fmt] = done.stdout
@@ -236,7 +229,7 @@ def test_per_query_rows_in_every_format_that_has_them(tmp_path):
     jsonl = [json.loads(line) for line in out["jsonl"].splitlines()]
     assert [r["query"] for r in jsonl if r["run"] == "trunc"][-4:] == ["all"] * 4  # each run's all rows last
     for fmt in ("markdown", "latex"):
-        done = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "-q", "--format", fmt)
+        done = rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "-q", "--format", fmt)
         refused(done, f"error: a {fmt} table has the `all` rows only: -q/--per-query needs --format text, json, jsonl")
 
 
@@ -249,12 +242,12 @@ def test_places_sets_the_digits_after_the_point(tmp_path):
     same_numbers(rows_of("csv", six["csv"]), text, 6)
     assert all(len(v.split(".")[1]) == 6 for k, v in rows_of("csv", six["csv"]).items() if k[1] != "num_ret")
     assert rows_of("json", six["json"]) == {k: round(v, 6) if isinstance(v, float) else v for k, v in exact.items()}
-    zero = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "-m", "map,P.10", "--places", "0").stdout
+    zero = rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "-m", "map,P.10", "--places", "0").stdout
     assert zero == "map                   \tall\t0\nP_10                  \tall\t0\n"
-    four = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--places", "4").stdout
+    four = rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "--places", "4").stdout
     assert four == (TREC / "expected" / "out.test").read_text()  # trec_eval's own default
     for bad in ("18", "x", "1_0"):
-        refused(rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--places", bad),
+        refused(rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "--places", bad),
                 f"error: --places must be a whole number from 0 to 17, not {bad!r}")  # fmt: skip
 
 
@@ -268,10 +261,10 @@ def unjudged_run(path: Path, comment: bool = False) -> Path:
 
 def test_without_complete_a_run_with_no_judged_query_is_refused_by_name(tmp_path):
     fast, general = unjudged_run(tmp_path / "fast.run"), unjudged_run(tmp_path / "general.run", comment=True)
-    done = rankhouse("eval", TREC / "qrels.test", TREC / "results.test", fast, general, "--no-complete")
+    done = rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", fast, general, "--no-complete")
     refused(done, "no query of run fast.run, general.run has qrels: nothing to evaluate (wrong qrels file?)")
-    assert rankhouse("eval", TREC / "qrels.test", TREC / "results.test", "--no-complete").returncode == 0
-    judged = rankhouse("eval", TREC / "qrels.test", fast, "-m", "map")  # complete (-c): every qrels query scores 0
+    assert rankhouse_auto("eval", TREC / "qrels.test", TREC / "results.test", "--no-complete").returncode == 0
+    judged = rankhouse_auto("eval", TREC / "qrels.test", fast, "-m", "map")  # complete (-c): every qrels query scores 0
     assert judged.returncode == 0 and judged.stdout == "map                   \tall\t0.0000\n", judged.stderr
 
 
@@ -314,12 +307,14 @@ def test_relstring_is_a_string_per_query_in_every_format():
     string in json and csv, left out of the table formats; alone, it prints nothing without -q."""
     qrels, run_file = TREC / "qrels.test", TREC / "results.test"
     expected = (TREC / "expected" / "out.test.aq").read_text().splitlines()
-    lines = rankhouse("eval", qrels, run_file, "-m", "relstring", "-q", "--no-complete").stdout.splitlines()
+    lines = rankhouse_auto("eval", qrels, run_file, "-m", "relstring", "-q", "--no-complete").stdout.splitlines()
     assert lines == [line for line in expected if line.startswith("relstring ")]
-    assert rankhouse("eval", qrels, run_file, "-m", "relstring").stdout == ""
-    as_json = json.loads(rankhouse("eval", qrels, run_file, "-m", "relstring.5,map", "-q", "--format", "json").stdout)
+    assert rankhouse_auto("eval", qrels, run_file, "-m", "relstring").stdout == ""
+    as_json = json.loads(
+        rankhouse_auto("eval", qrels, run_file, "-m", "relstring.5,map", "-q", "--format", "json").stdout
+    )
     per_query = as_json["results.test"]["per_query"]["302"]
     assert per_query == {"relstring_5": "11011", "map": pytest.approx(0.4175, abs=5e-5)}
     assert list(as_json["results.test"]["all"]) == ["map"]
-    table = rankhouse("eval", qrels, run_file, "-m", "relstring.5,map", "--format", "markdown").stdout
+    table = rankhouse_auto("eval", qrels, run_file, "-m", "relstring.5,map", "--format", "markdown").stdout
     assert table.splitlines()[0] == "| run | map |"

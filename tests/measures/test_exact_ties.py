@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from test_fusion import fuse
-from test_lanes import CORPUS, HandScores, chunks, insert_documents, run, write_lanes, write_topics
+from fusion_runs import fuse
+from lanes_warehouses import CORPUS, HandScores, chunks, insert_documents, run, write_lanes, write_topics
 
 from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives
 from rankhouse.studies.lanes.passages import score_passages

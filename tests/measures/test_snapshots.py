@@ -8,17 +8,16 @@ generators; a test checks that the files in inputs/ are what they make. The mode
 `rankhouse test`'s code: `rankhouse test tests/golden` runs the same tests from the command line.
 
 Rewrite the golden files (inputs and expected outputs) after an intended change with
-`pytest tests/test_snapshots.py --update-golden` and review the diff.
+`pytest tests/measures/test_snapshots.py --update-golden` and review the diff.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
-from test_cli_usage import rankhouse_in_process
+from clirunner import rankhouse_in_process
+from conftest import FIXTURES, GOLDEN
 
 from rankhouse.measures import parse_measures
 from rankhouse.model_tests import FIXTURE_FILE, INPUTS, check, read_fixture, source_csv
@@ -26,7 +25,6 @@ from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.runner import Runner
 
-GOLDEN = Path(__file__).parent / "golden"
 TINY = FIXTURES / "tiny"
 METRICS = ["AP", "AP@2", "GMAP", "nDCG", "nDCG@3", "nDCG_exp@3", "P@2", "R@2", "RR", "RR@1", "Rprec",
            "Success@1", "Bpref", "NumRet", "NumRel", "NumRelRet", "NumQ", "IPrec@0.0", "IPrec@0.5",
@@ -355,29 +353,6 @@ def models_tested(fixture: str) -> list[str]:
 
 
 CASES = [(fixture, name) for fixture in SNAPSHOTS for name in models_tested(fixture)]
-
-
-def build(wh: Warehouse, fixture: str) -> None:
-    """A fixture's inputs made by its builder and its models built on them (the gate open): the warehouse
-    other test modules start from."""
-    load, spec = SNAPSHOTS[fixture]
-    load(wh)
-    params, _ = spec()
-    project = Project.load(params=params)
-    wh.open_gate()
-    Runner(wh, project, params).run(project.select(" ".join(f"+{m}" for m in models_tested(fixture))))
-
-
-def build_retrieval(wh: Warehouse) -> None:
-    build(wh, "retrieval")
-
-
-def build_fusion(wh: Warehouse) -> None:
-    build(wh, "fusion")
-
-
-def build_lanes(wh: Warehouse) -> None:
-    build(wh, "lanes")
 
 
 def toml_value(value: object) -> str:

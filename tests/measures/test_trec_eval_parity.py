@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import ir_measures
 import numpy as np
 import pytest
+from clirunner import rankhouse
 from conftest import TREC, read_qrels, read_run
 from oracles import float_only_ties, pytrec_per_query, read_trec_eval_output
 
@@ -115,13 +114,10 @@ def test_depth_cuts_in_the_chosen_order(near_tie):
 
 
 def test_eval_command_line_offers_float_scores(near_tie):
-    def run(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "rankhouse", "eval", *map(str, near_tie), "-m", "map", *extra],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-
-    default, as_float = run(), run("--float-scores")
+    default, as_float = (
+        rankhouse("eval", *near_tie, "-m", "map"),
+        rankhouse("eval", *near_tie, "-m", "map", "--float-scores"),
+    )
     assert default.returncode == 0 and as_float.returncode == 0, default.stderr + as_float.stderr
     assert default.stdout.split() == ["map", "all", "1.0000"]
     assert as_float.stdout.split() == ["map", "all", "0.5000"]
@@ -421,10 +417,7 @@ def test_the_command_line_takes_trec_eval_options(options, expected):
     """`rankhouse eval` with trec_eval's own arguments (its measure parameters, -R, -Z; no -c there) prints
     trec_eval's output."""
     args = [str(TREC / a) if (TREC / a).is_file() else a for a in options]
-    done = subprocess.run(
-        [sys.executable, "-m", "rankhouse", "eval", "-q", "--no-complete", *args],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = rankhouse("eval", "-q", "--no-complete", *args)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (TREC / "expected" / expected).read_text()
 

@@ -16,24 +16,15 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from clirunner import error_line, rankhouse_in_process, stdout_of
 from conftest import TREC, read_qrels, read_run
 
 import rankhouse
-from rankhouse.cli import run as cli_run
 from rankhouse.errors import FrameError, FreezeError, GateError, InternalError, QueryError, RankhouseError
 from rankhouse.paths import ROOT
 
 QRELS, TEST, TRUNC = TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc"
 MEASURES = ["nDCG@10", "P@10", "AP", "RR", "R@100", "Rprec", "Bpref", "NumRelRet"]
-
-
-def cli(capsys, *args: object) -> str:
-    """`rankhouse ARGS` in this process: its standard output (exit status 0 asserted)."""
-    capsys.readouterr()
-    status = cli_run([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    return out
 
 
 def run_frame(run: dict[str, dict[str, float]]) -> pd.DataFrame:
@@ -51,12 +42,7 @@ def qrels_frame(qrels: dict[str, dict[str, int]]) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def cli_json():
     """`rankhouse eval -q --format json` on the sample files, the numbers every input form must give."""
-    out = subprocess.run(
-        [sys.executable, "-m", "rankhouse", "eval", QRELS, TEST, TRUNC, "--format", "json", "-q",
-         *(f"-m{m}" for m in MEASURES)],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    return json.loads(out)
+    return json.loads(stdout_of("eval", QRELS, TEST, TRUNC, "--format", "json", "-q", *(f"-m{m}" for m in MEASURES)))
 
 
 # -- 1. every input form, the command line's numbers ------------------------------------------------------
@@ -221,17 +207,17 @@ def test_compare_has_ranx_compares_t_test_p_values_and_marks(ranx_report):
 # -- 3. the command line's renderings ------------------------------------------------------------------------
 
 
-def test_evaluate_renders_as_rankhouse_eval(capsys):
+def test_evaluate_renders_as_rankhouse_eval():
     result = rankhouse.evaluate(QRELS, [TEST, TRUNC], ["nDCG@10", "P@10", "AP"], per_query=True)
     common = [QRELS, TEST, TRUNC, "-m", "nDCG@10", "-m", "P@10", "-m", "AP"]
-    assert result.to_markdown() == cli(capsys, "eval", *common, "--format", "markdown")
-    assert result.to_latex() == cli(capsys, "eval", *common, "--format", "latex")
-    assert result.render("text") == cli(capsys, "eval", *common, "-q")
-    assert result.render("csv") == cli(capsys, "eval", *common, "-q", "--format", "csv")
+    assert result.to_markdown() == stdout_of("eval", *common, "--format", "markdown")
+    assert result.to_latex() == stdout_of("eval", *common, "--format", "latex")
+    assert result.render("text") == stdout_of("eval", *common, "-q")
+    assert result.render("csv") == stdout_of("eval", *common, "-q", "--format", "csv")
     assert '<td style="text-align:right">0.3016</td>' in result._repr_html_()  # nDCG@10 of results.test
 
 
-def test_compare_renders_as_rankhouse_compare_on_frames_and_files(capsys, tmp_path):
+def test_compare_renders_as_rankhouse_compare_on_frames_and_files(tmp_path):
     """The synthetic runs written as TREC files for the command, given to the API as DataFrames: the same
     text, Markdown, LaTeX and CSV; the notebook's HTML table marks the significant means."""
     qrels, runs = synthetic()
@@ -247,10 +233,10 @@ def test_compare_renders_as_rankhouse_compare_on_frames_and_files(capsys, tmp_pa
     ours = rankhouse.compare(qrels, runs, ["nDCG@10", "AP"], test="t", replicates=1000)
     args = ["compare", tmp_path / "qrels", *(f"{n}={p}" for n, p in files.items()), "-m", "nDCG@10", "-m", "AP",
             "--replicates", "1000"]  # fmt: skip
-    assert repr(ours) + "\n" == cli(capsys, *args)
-    assert ours.to_markdown() + "\n" == cli(capsys, *args, "--format", "markdown")
-    assert ours.to_latex() + "\n" == cli(capsys, *args, "--format", "latex")
-    assert ours.to_dict() == json.loads(cli(capsys, *args, "--format", "json"))
+    assert repr(ours) + "\n" == stdout_of(*args)
+    assert ours.to_markdown() + "\n" == stdout_of(*args, "--format", "markdown")
+    assert ours.to_latex() + "\n" == stdout_of(*args, "--format", "latex")
+    assert ours.to_dict() == json.loads(stdout_of(*args, "--format", "json"))
     page = ours._repr_html_()
     marked = [r for r in ours.to_arrow().to_pylist() if r["significant"]]
     assert marked and page.count("<sup>*</sup>") == len(marked)
@@ -258,11 +244,11 @@ def test_compare_renders_as_rankhouse_compare_on_frames_and_files(capsys, tmp_pa
     assert "p adjusted by Holm" in page
 
 
-def test_fuse_is_rankhouse_fuse_on_files_and_frames(capsys, tmp_path):
+def test_fuse_is_rankhouse_fuse_on_files_and_frames(tmp_path):
     """rrf and rsf of the two sample runs: the rows `rankhouse fuse` writes, from files or from frames; the
     fused runs evaluate as they are; `output` writes the command's bytes."""
     arms = {"test": TEST, "trunc": TRUNC}
-    cli(capsys, "fuse", "--arm", f"test={TEST}", "--arm", f"trunc={TRUNC}", "--rule", "rrf", "--rule", "rsf",
+    stdout_of("fuse", "--arm", f"test={TEST}", "--arm", f"trunc={TRUNC}", "--rule", "rrf", "--rule", "rsf",
         "--depth", "50", "-o", tmp_path / "cli", "--db", ":memory:")  # fmt: skip
     fused = rankhouse.fuse(arms, ["rrf", "rsf"], depth=50, output=tmp_path / "api")
     for rule in ("rrf", "rsf"):
@@ -422,7 +408,7 @@ def test_a_grade_a_measure_cannot_take_names_the_qrels_row():
     )
 
 
-def test_options_and_names_are_refused_with_the_commands_messages(capsys):
+def test_options_and_names_are_refused_with_the_commands_messages():
     for call, args in (
         (lambda: rankhouse.compare(QRELS, [TEST, TRUNC], ["AP"], test="wilcoxon"), ["--test", "wilcoxon"]),
         (lambda: rankhouse.compare(QRELS, [TEST, TRUNC], ["NumRet"]), ["-m", "NumRet"]),
@@ -430,9 +416,8 @@ def test_options_and_names_are_refused_with_the_commands_messages(capsys):
     ):
         with pytest.raises(RankhouseError) as refused:
             call()
-        status = cli_run(["compare", str(QRELS), str(TEST), str(TRUNC), "-m", "AP", *args])
-        assert status == 2
-        assert capsys.readouterr().err.splitlines()[0] == f"error: {refused.value}"
+        done = rankhouse_in_process("compare", QRELS, TEST, TRUNC, "-m", "AP", *args)
+        assert error_line(done) == f"error: {refused.value}"
     with pytest.raises(RankhouseError, match="^unknown measure 'ndcg@10x'"):
         rankhouse.evaluate(QRELS, TEST, ["ndcg@10x"])
     with pytest.raises(RankhouseError, match="^cannot read a int as a run or qrels"):

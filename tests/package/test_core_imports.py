@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import FIXTURES
+
 from rankhouse.paths import PACKAGE
 
 # The modules of studies: their packages (loaders, generators, writers, report sections, commands), and the
@@ -56,8 +58,8 @@ def test_opening_a_warehouse_and_running_the_measures_loads_no_study_module():
         "import sys; from rankhouse.warehouse import Warehouse; from rankhouse.evaluation import evaluate; "
         "from rankhouse.study import Study; "
         "wh = Warehouse(':memory:'); "
-        f"evaluate(wh, {str(Path(__file__).parent / 'fixtures/tiny/qrels.txt')!r}, "
-        f"[{str(Path(__file__).parent / 'fixtures/tiny/run_a.txt')!r}], ['nDCG@3', 'P@2']); "
+        f"evaluate(wh, {str(FIXTURES / 'tiny' / 'qrels.txt')!r}, "
+        f"[{str(FIXTURES / 'tiny' / 'run_a.txt')!r}], ['nDCG@3', 'P@2']); "
         f"print(sorted(m for m in sys.modules if m.startswith({STUDY_MODULES!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

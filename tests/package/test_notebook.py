@@ -4,28 +4,18 @@ committed shows what it prints now. Cells are found by their tag (evaluate, fram
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import nbformat
 import pytest
+from clirunner import rankhouse_in_process, stdout_of
 from conftest import TREC
 from nbclient import NotebookClient
 
-from rankhouse.cli import run as cli_run
 from rankhouse.paths import ROOT
 
 NOTEBOOK = ROOT / "docs" / "examples" / "quickstart.ipynb"
 QRELS, TEST, TRUNC = TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc"
-
-
-def cli(*args: object) -> tuple[int, str, str]:
-    """`rankhouse ARGS` in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli_run([str(a) for a in args])
-    return status, out.getvalue(), err.getvalue()
 
 
 def shown(cell: nbformat.NotebookNode) -> dict[str, str]:
@@ -60,9 +50,7 @@ def executed():
 @pytest.fixture(scope="module")
 def evaluated():
     """`rankhouse eval` of both sample runs as a Markdown table, what the notebook's first table prints."""
-    status, out, _ = cli("eval", QRELS, TEST, TRUNC, "-m", "nDCG@10", "-m", "P@10", "-m", "AP", "--format", "markdown")
-    assert status == 0
-    return out
+    return stdout_of("eval", QRELS, TEST, TRUNC, "-m", "nDCG@10", "-m", "P@10", "-m", "AP", "--format", "markdown")
 
 
 def markdown_rows(text: str) -> dict[str, list[str]]:
@@ -88,7 +76,7 @@ def test_the_notebook_prints_the_numbers_of_the_command_line(executed, evaluated
     assert markdown_rows(fresh["frames"]["stdout"]) == {"results.test": rows["results.test"],
                                                          "as a dict": rows["results.test"]}  # fmt: skip
     # every query's values (pandas shows six digits)
-    _, per_query, _ = cli("eval", QRELS, TEST, *measures, "-q", "--format", "json")
+    per_query = rankhouse_in_process("eval", QRELS, TEST, *measures, "-q", "--format", "json").stdout
     expected = json.loads(per_query)["results.test"]["per_query"]
     lines = fresh["per_query"]["result"].splitlines()
     columns = lines[0].split()[1:]
@@ -96,13 +84,12 @@ def test_the_notebook_prints_the_numbers_of_the_command_line(executed, evaluated
     for line in lines[2:]:
         qid, *values = line.split()
         assert [float(v) for v in values] == pytest.approx([expected[qid][c] for c in columns], abs=5e-7)
-    status, compared, _ = cli("compare", QRELS, TEST, TRUNC, "-m", "nDCG@10", "-m", "AP", "--format", "markdown")
-    assert status == 0
+    compared = stdout_of("compare", QRELS, TEST, TRUNC, "-m", "nDCG@10", "-m", "AP", "--format", "markdown")
     assert fresh["compare"]["stdout"] == compared  # the command prints the table with print(), as the notebook
-    cli("fuse", "--arm", f"test={TEST}", "--arm", f"trunc={TRUNC}", "--rule", "rrf", "--rule", "rsf",
-        "--depth", "50", "-o", tmp_path, "--db", ":memory:")  # fmt: skip
-    _, fused, _ = cli("eval", QRELS, f"rrf={tmp_path / 'rrf.run'}", f"rsf={tmp_path / 'rsf.run'}",
-                      "-m", "nDCG@10", "-m", "AP", "--format", "markdown")  # fmt: skip
+    rankhouse_in_process("fuse", "--arm", f"test={TEST}", "--arm", f"trunc={TRUNC}", "--rule", "rrf", "--rule", "rsf",
+                         "--depth", "50", "-o", tmp_path, "--db", ":memory:")  # fmt: skip
+    fused = rankhouse_in_process("eval", QRELS, f"rrf={tmp_path / 'rrf.run'}", f"rsf={tmp_path / 'rsf.run'}",
+                                 "-m", "nDCG@10", "-m", "AP", "--format", "markdown").stdout  # fmt: skip
     assert fresh["fuse"]["stdout"] == fused + "\n"
 
 
@@ -114,8 +101,11 @@ def test_the_notebooks_errors_and_study_are_the_command_lines(executed, evaluate
     qid, q0, docno, rank, _, tag = lines[4].split()
     broken = tmp_path / "bm25"
     broken.write_text("\n".join([*lines[:4], f"{qid} {q0} {docno} {rank} nan {tag}", *lines[5:]]) + "\n")
-    status, _, err = cli("eval", QRELS, broken, "-m", "AP")
-    assert (status, err.splitlines()[0]) == (2, f"error: {broken}:5: score is NaN or infinite (score nan)")
+    done = rankhouse_in_process("eval", QRELS, broken, "-m", "AP")
+    assert (done.returncode, done.stderr.splitlines()[0]) == (
+        2,
+        f"error: {broken}:5: score is NaN or infinite (score nan)",
+    )
     assert (
         fresh["error"]["stdout"]
         == "run 'bm25' (pandas DataFrame), row 4, column score: score is NaN or infinite (score nan)\n"

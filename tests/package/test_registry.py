@@ -5,11 +5,10 @@ and the other studies', and the old mappings (LOADERS, GENERATORS, FUNCTIONS, WR
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirunner import rankhouse
 
 from rankhouse import registry
 from rankhouse.errors import RankhouseError
@@ -81,8 +80,7 @@ def test_a_study_that_fails_on_import_is_named(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-study\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[rankhouse.studies]\nbroken = broken_study\n")
     path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, "-m", "rankhouse", "models", "list"], capture_output=True, text=True,
-                          cwd=tmp_path, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"})  # fmt: skip
+    done = rankhouse("models", "list", cwd=tmp_path, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         "error: study entry point broken = 'broken_study' (distribution broken-study 0.1) failed on import: "

@@ -22,9 +22,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import TREC
+from analyst_project import FIRST_RELEVANT, JUDGED, first_relevant, judged_csv
+from conftest import CHECKOUT, TREC
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 # What the build reads: the project file, its readme and the folders package-dir maps.
 BUILD_INPUTS = ["pyproject.toml", "README.md", "rankhouse", "models", "sql"]
 
@@ -158,8 +158,6 @@ def test_installed_demo_says_it_needs_the_checkout(installed):
 def test_installed_project_runs_its_own_measure_and_its_test_outside_the_checkout(installed):
     """Issue 35's demonstration, from the wheel: rankhouse init, a measure of one's own and its test,
     run (passes), broken on purpose (fails with a diff, status 1), --update (rewritten)."""
-    from test_project import FIRST_RELEVANT, JUDGED, first_relevant, judged_csv
-
     done = run(installed.rankhouse, "init", "my_measures", cwd=installed.cwd)
     assert done.returncode == 0, done.stderr
     project = installed.cwd / "my_measures"

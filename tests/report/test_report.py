@@ -21,30 +21,15 @@ import numpy as np
 import pytest
 from clirunner import error_line, rankhouse, rankhouse_in_process, refused
 from conftest import copied
+from report_pages import SVG, figures, marks
 
 from rankhouse.paths import ROOT
 from rankhouse.report import build, plots
 from rankhouse.report.plots import Bar, Interval, Ranks
 from rankhouse.report.sections import slug  # how figure ids are named
 
-SVG = re.compile(r'<svg xmlns="http://www.w3.org/2000/svg" id="([^"]+)" class="figure".*?</svg>', re.S)
 
-
-# -- reading a report back ------------------------------------------------------------------------
-def figures(html: str) -> dict[str, ET.Element]:
-    """Every figure of a report.html, parsed, by id."""
-    return {match.group(1): ET.fromstring(match.group(0)) for match in SVG.finditer(html)}
-
-
-def marks(svg: ET.Element) -> list[dict]:
-    """The data attributes of a figure's marks (every element with class "mark")."""
-    return [
-        {k.removeprefix("data-"): v for k, v in e.attrib.items() if k.startswith("data-")}
-        for e in svg.iter()
-        if e.get("class") == "mark"
-    ]
-
-
+# -- reading a report back (report_pages.py: its figures and their marks) ----------------------
 def drawn_differences(svg: ET.Element) -> list[float]:
     """The values a sorted-difference plot draws, read back from its paths' geometry: each horizontal step
     is a run of equal values, its width the run's length, its height the value (through the y axis)."""

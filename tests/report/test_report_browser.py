@@ -6,60 +6,19 @@ with an outside reference and an empty figure shows that the checks catch both.
 
 Skipped when Chromium is not on PATH (`make test` says so; .ci/run installs Debian's `chromium`). With
 RANKHOUSE_REPORT_SCREENSHOTS=DIR the screenshots of the kinds docs/studies.md shows (DOCS_SHOTS) are also
-copied there as report-<kind>.png: `RANKHOUSE_REPORT_SCREENSHOTS=docs/img pytest tests/test_report_browser.py`
+copied there as report-<kind>.png: `RANKHOUSE_REPORT_SCREENSHOTS=docs/img pytest tests/report/test_report_browser.py`
 makes the pictures of docs/studies.md ("Reports")."""
 
 from __future__ import annotations
 
-import html as html_text
-import os
 import re
-import shutil
-import struct
-from pathlib import Path
 
 import pytest
-from browser import chromium, render
+from browser import chromium, problems
 from conftest import copied
-from test_report import SVG
+from report_pages import SVG
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium is not on PATH: the browser test is skipped")
-WIDTH, HEIGHT = 1280, 1400
-DOCS_SHOTS = ("retrieval", "fusion", "lanes")
-
-
-def problems(page: Path, folder: Path, name: str | None) -> list[str]:
-    """What is wrong with a rendered report, as sentences (none: it rendered as it should); the screenshot of
-    one of DOCS_SHOTS is kept as report-<name>.png when RANKHOUSE_REPORT_SCREENSHOTS says where."""
-    html = page.read_text()
-    rendered = render(page, folder, WIDTH, HEIGHT)
-    m = rendered.measured
-    found = []
-    title = re.search(r"<title>(.*?)</title>", html, re.S).group(1)
-    if m["title"] != html_text.unescape(title):
-        found.append(f"title {m['title']!r}")
-    if m["sections"] != html.count("<section ") or m["sections"] < 3:
-        found.append(f"{m['sections']} sections rendered")
-    if m["width"] > m["viewport"]:
-        found.append(f"the page is {m['width']} px wide in a {m['viewport']} px window")
-    expected = SVG.findall(html)
-    if [f["id"] for f in m["figures"]] != expected or not expected:
-        found.append(f"figures {[f['id'] for f in m['figures']]}, expected {expected}")
-    for f in m["figures"]:
-        if not (f["width"] > 100 and f["height"] > 40) or f["left"] < 0 or f["left"] + f["width"] > m["viewport"]:
-            found.append(f"figure {f['id']} at {f['left']:.0f} px, {f['width']:.0f} x {f['height']:.0f}")
-        if f["painted"] != f["marks"] or not f["title"]:
-            found.append(f"figure {f['id']}: {f['painted']} of {f['marks']} marks painted, title {f['title']!r}")
-    outside = [url for url in rendered.requests if not url.startswith(("file:", "data:"))]
-    if outside:
-        found.append(f"requests left the file: {outside}")
-    data = rendered.screenshot.read_bytes()
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or struct.unpack(">II", data[16:24]) != (WIDTH, HEIGHT) or len(data) < 20_000:
-        found.append(f"screenshot of {len(data)} bytes")
-    elif name in DOCS_SHOTS and (target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS")):
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rendered.screenshot, Path(target) / f"report-{name}.png")
-    return found
 
 
 @pytest.mark.parametrize("kind", ["retrieval", "fusion", "evidence", "lanes"])

@@ -9,9 +9,7 @@ Spark tests skip without pyspark or Java; the others need neither.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
 import math
 import re
@@ -19,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirunner import error_line, rankhouse_in_process, stdout_of
 from conftest import TREC, read_run
-from test_dag import model
+from model_files import model
 from warehouse_files import copy_warehouse
 
-from rankhouse.cli import run
 from rankhouse.errors import AuditError
 from rankhouse.loaders import load_run
 from rankhouse.paths import MODELS_DIR, ROOT
@@ -35,14 +33,6 @@ PROTOCOL = ROOT / "studies" / "trec_sample.toml"
 # trec_eval's default set and every other family of models/metrics/
 MEASURES = ["official", "nDCG", "nDCG@10", "nDCG_exp@10", "AP@10", "R@100", "RR@5", "Success@10", "ERR@10",
             "Judged@10", "P(rel=2)@5"]  # fmt: skip
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """`rankhouse ARGS` in this process: (exit status, stdout, stderr)."""
-    capsys.readouterr()
-    status = run([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def same(a: object, b: object) -> bool:
@@ -61,16 +51,15 @@ def same_tree(a: object, b: object) -> bool:
     return same(a, b)
 
 
-def test_eval_on_spark_gives_duckdbs_numbers(spark, tmp_path, capsys):
+def test_eval_on_spark_gives_duckdbs_numbers(spark, tmp_path):
     args = ["eval", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", "-q", "--format", "json"]
     args += [f"-m{m}" for m in MEASURES]
-    status, duck, err = cli(capsys, *args)
-    assert status == 0, err
+    duck = stdout_of(*args)
     db = tmp_path / "w.duckdb"  # a file, to see afterwards where each model was built
-    status, sparked, err = cli(capsys, *args, "--engine", "spark", "--master", "local[2]", "--db", db, "-v")
-    assert status == 0, err
-    assert "starting Spark" in err
-    duck, sparked = json.loads(duck), json.loads(sparked)
+    done = rankhouse_in_process(*args, "--engine", "spark", "--master", "local[2]", "--db", db, "-v")
+    assert done.returncode == 0, done.stderr
+    assert "starting Spark" in done.stderr
+    duck, sparked = json.loads(duck), json.loads(done.stdout)
     assert same_tree(sparked, duck)
     summary = duck["results.test"]["all"]
     assert {"map", "P_10", "num_rel_ret", "runid", "nDCG@10", "ERR@10"} <= summary.keys()
@@ -82,16 +71,15 @@ def test_eval_on_spark_gives_duckdbs_numbers(spark, tmp_path, capsys):
     assert spark.range(3).count() == 3  # the test session's SparkSession is still running
 
 
-def test_compare_on_spark_gives_duckdbs_table(spark, tmp_path, capsys):
+def test_compare_on_spark_gives_duckdbs_table(spark, tmp_path):
     args = ["compare", TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc", "-m", "AP", "-m", "nDCG@10",
             "--test", "randomization", "--replicates", "1000", "--format", "json"]  # fmt: skip
-    status, duck, err = cli(capsys, *args)
-    assert status == 0, err
+    duck = stdout_of(*args)
     db = tmp_path / "w.duckdb"
-    status, sparked, err = cli(capsys, *args, "--engine", "spark", "--master", "local[2]", "--db", db, "-v")
-    assert status == 0, err
-    assert "starting Spark" in err
-    duck, sparked = json.loads(duck), json.loads(sparked)
+    done = rankhouse_in_process(*args, "--engine", "spark", "--master", "local[2]", "--db", db, "-v")
+    assert done.returncode == 0, done.stderr
+    assert "starting Spark" in done.stderr
+    duck, sparked = json.loads(duck), json.loads(done.stdout)
     assert same_tree(sparked, duck)
     assert duck["runs"]["results.trunc"]["AP"]["p_value"] is not None and duck["replicates"] == 1000
     with Warehouse(db, read_only=True) as wh:
@@ -111,11 +99,9 @@ def spark_study(spark, tmp_path_factory):
     said = {}
 
     def step(*args) -> None:
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            status = run([str(a) for a in args])
-        assert status == 0, err.getvalue()
-        said[args[1]] = err.getvalue()
+        done = rankhouse_in_process(*args)
+        assert done.returncode == 0, done.stderr
+        said[args[1]] = done.stderr
 
     step("study", "prepare", PROTOCOL, "--db", root / "p" / "w.duckdb", "--engine", "spark", "--master", "local[2]")
     step("study", "freeze", PROTOCOL, "--db", root / "p" / "w.duckdb")
@@ -146,7 +132,7 @@ def test_study_on_spark_writes_duckdbs_outputs(spark_study, trec_sample_run, whe
         assert (sparked / "runs" / run_file).read_bytes() == (duck / "runs" / run_file).read_bytes()
 
 
-def test_the_spark_run_built_on_spark_and_its_freeze_is_duckdbs(spark_study, trec_sample_run, capsys):
+def test_the_spark_run_built_on_spark_and_its_freeze_is_duckdbs(spark_study, trec_sample_run):
     root, err = spark_study
     duck_root, _ = trec_sample_run
     assert "engine spark:" in err and "starting Spark" in err
@@ -159,11 +145,12 @@ def test_the_spark_run_built_on_spark_and_its_freeze_is_duckdbs(spark_study, tre
         json.loads((r / "w.d/freezes/trec_sample-1.json").read_text()) for r in (root / "s", duck_root)
     )
     assert frozen["models"] == duck_frozen["models"] and frozen["tables"] == duck_frozen["tables"]
-    status, out, _ = cli(capsys, "study", "status", PROTOCOL, "--db", db)
-    assert status == 0 and "trec_sample-1: intact" in out and "stage      evaluated" in out
+    out = stdout_of("study", "status", PROTOCOL, "--db", db)
+    assert "trec_sample-1: intact" in out and "stage      evaluated" in out
     # evaluated again on DuckDB, the freeze verifies and the results kept from Spark's evaluation agree
-    status, _, err = cli(capsys, "study", "evaluate", PROTOCOL, "--db", db, "--out", root / "s" / "again")
-    assert status == 0 and "trec_sample-1 was evaluated before; the results are identical" in err, err
+    done = rankhouse_in_process("study", "evaluate", PROTOCOL, "--db", db, "--out", root / "s" / "again")
+    assert done.returncode == 0, done.stderr
+    assert "trec_sample-1 was evaluated before; the results are identical" in done.stderr, done.stderr
 
 
 def test_a_study_prepared_on_spark_is_evaluated_by_duckdb(spark_study):
@@ -181,11 +168,11 @@ def test_a_study_prepared_on_spark_is_evaluated_by_duckdb(spark_study):
     assert all(notes[name] is None for name in study.evaluate_models)  # built by DuckDB
 
 
-def test_a_study_prepared_by_duckdb_is_evaluated_on_spark(spark, trec_sample_study, trec_sample_run, tmp_path, capsys):
+def test_a_study_prepared_by_duckdb_is_evaluated_on_spark(spark, trec_sample_study, trec_sample_run, tmp_path):
     copy_warehouse(trec_sample_study.frozen, tmp_path / "w.duckdb")  # prepared and frozen by DuckDB, not evaluated
     db, out = tmp_path / "w.duckdb", tmp_path / "out"
-    status, _, err = cli(capsys, "study", "evaluate", PROTOCOL, "--db", db, "--out", out, "--engine", "spark")
-    assert status == 0, err  # DuckDB's freeze verified (evaluate refuses a freeze that is not intact)
+    done = rankhouse_in_process("study", "evaluate", PROTOCOL, "--db", db, "--out", out, "--engine", "spark")
+    assert done.returncode == 0, done.stderr  # DuckDB's freeze verified (evaluate refuses a freeze that is not intact)
     with Warehouse(db, read_only=True, namespace="trec_sample") as wh:
         notes = dict(wh.sql("SELECT model, message FROM meta.model_runs WHERE status = 'built'"))
     assert notes["run_measures"].startswith("built on spark 4.") and notes["run_ranking"] is None  # DuckDB's
@@ -289,10 +276,8 @@ def test_a_broken_audit_fails_on_spark_as_on_duckdb(broken, spark, name):
     assert not (engine.workdir(None) / "models" / name).exists()
 
 
-def test_models_list_names_each_models_engine(capsys):
-    status, out, _ = cli(capsys, "models", "list", "--engine", "spark")
-    assert status == 0
-    header, _, *lines = out.splitlines()
+def test_models_list_names_each_models_engine():
+    header, _, *lines = stdout_of("models", "list", "--engine", "spark").splitlines()
     start = header.index("engine")
     listed = {line.split()[0]: line[start : header.index("description")].strip() for line in lines}
     expected = {}
@@ -310,10 +295,8 @@ def test_models_list_names_each_models_engine(capsys):
             expected[path.stem] = "spark"
     assert listed == expected
     assert {"spark", "duckdb (reads the labels)"} <= set(listed.values())
-    status, out, _ = cli(capsys, "models", "list")
-    assert status == 0 and "engine" not in out.splitlines()[0]
-    status, _, err = cli(capsys, "models", "list", "--engine", "sparks")
-    assert status == 2 and "did you mean 'spark'" in err
+    assert "engine" not in stdout_of("models", "list").splitlines()[0]
+    assert "did you mean 'spark'" in error_line(rankhouse_in_process("models", "list", "--engine", "sparks"))
 
 
 COMMANDS = {
@@ -335,7 +318,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("refused", REFUSED)
 @pytest.mark.parametrize("command", COMMANDS)
-def test_engine_options_are_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, command, refused):
+def test_engine_options_are_refused_before_anything_is_written(tmp_path, monkeypatch, command, refused):
     options, message = REFUSED[refused]
     if refused == "pyspark missing":
         monkeypatch.setitem(sys.modules, "pyspark", None)  # `import pyspark` raises ImportError
@@ -343,20 +326,16 @@ def test_engine_options_are_refused_before_anything_is_written(tmp_path, monkeyp
     place.mkdir()
     args = [str(a).format(db=place / "w.duckdb", out=place / "out") for a in COMMANDS[command]]
     monkeypatch.chdir(place)
-    status, out, err = cli(capsys, *args, *options)
-    assert status == 2 and out == ""
-    errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and message in errors[0], err
+    done = rankhouse_in_process(*args, *options)
+    assert message in error_line(done) and done.stdout == ""
     assert list(place.iterdir()) == []  # no warehouse, labels, freezes, outputs or work folder
 
 
-def test_the_work_folder_is_the_one_given(spark, tmp_path, capsys):
+def test_the_work_folder_is_the_one_given(spark, tmp_path):
     db, workdir = tmp_path / "w.duckdb", tmp_path / "shared"
-    assert cli(capsys, "load", "qrels", TREC / "qrels.test", "--db", db)[0] == 0
-    assert cli(capsys, "load", "run", TREC / "results.trunc", "--db", db)[0] == 0
-    status, _, err = cli(capsys, "run", "-s", "+retrieved_counts", "--db", db, "--engine", "spark",
-                         "--spark-workdir", workdir)  # fmt: skip
-    assert status == 0, err
+    stdout_of("load", "qrels", TREC / "qrels.test", "--db", db)
+    stdout_of("load", "run", TREC / "results.trunc", "--db", db)
+    stdout_of("run", "-s", "+retrieved_counts", "--db", db, "--engine", "spark", "--spark-workdir", workdir)
     with Warehouse(db, read_only=True) as wh:
         wh.open_gate()  # the default namespace's labels, and the evaluate models built from them
         counted = dict(wh.sql("SELECT query, num_ret FROM models.retrieved_counts"))

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import TREC, read_run
+from model_files import model
 from parity import row_differences
-from test_dag import model
 
 pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'rankhouse[spark]'")
 
@@ -218,18 +219,16 @@ def test_a_model_spark_rejects_fails_before_anything_is_written(handed_over):
     assert not wh.table_exists("models.broken")
 
 
-def test_run_engine_spark_from_the_command_line(tmp_path, spark, capsys):
-    from rankhouse.cli import run
-
+def test_run_engine_spark_from_the_command_line(tmp_path, spark):
     db = str(tmp_path / "w.duckdb")
-    assert run(["run", "--master", "local[2]", "--db", db]) == 2  # --master needs --engine spark
+    error_line(rankhouse_in_process("run", "--master", "local[2]", "--db", db))  # --master needs --engine spark
     assert not Path(db).exists()  # refused before the warehouse was opened
-    assert run(["load", "qrels", str(TREC / "qrels.test"), "--db", db]) == 0
-    assert run(["load", "run", str(TREC / "results.trunc"), "--db", db]) == 0
-    capsys.readouterr()
-    assert run(["run", "--engine", "spark", "--master", "local[2]", "-s", "+retrieved_counts", "--db", db]) == 0
-    out, err = capsys.readouterr()
-    assert out == "" and "engine spark" in err
+    assert rankhouse_in_process("load", "qrels", TREC / "qrels.test", "--db", db).returncode == 0
+    assert rankhouse_in_process("load", "run", TREC / "results.trunc", "--db", db).returncode == 0
+    done = rankhouse_in_process(
+        "run", "--engine", "spark", "--master", "local[2]", "-s", "+retrieved_counts", "--db", db
+    )
+    assert done.returncode == 0 and done.stdout == "" and "engine spark" in done.stderr, done.stderr
     with Warehouse(db, read_only=True) as wh:
         wh.open_gate()  # the default namespace's labels, and the evaluate models built from them
         counted = dict(wh.sql("SELECT query, num_ret FROM models.retrieved_counts"))

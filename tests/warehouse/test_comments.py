@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import GOLDEN
 from warehouse_files import plain
 
 from rankhouse.errors import ModelError
@@ -19,7 +20,6 @@ from rankhouse.warehouse.catalog import load_models
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.runner import Runner
 
-GOLDEN = Path(__file__).parent / "golden"
 GLOSSARY = tomllib.loads((MODELS_DIR / "columns.toml").read_text())
 
 

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from conftest import TREC
+from model_files import model
 
 from rankhouse.errors import AuditError, ModelError
 from rankhouse.loaders import load_run
 from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, perfect_hash_bits
 from rankhouse.warehouse.runner import Runner
-
-
-def model(root: Path, name: str, sql: str, *, stage: str = "prepare", grain: str = "run_id",
-          audits: str = "not_null(run_id); unique_grain", parameters: str = "", extra: str = "",
-          group: str = "staging") -> Path:  # fmt: skip
-    """Write a model file under root/group/name.sql."""
-    header = [f"-- name: {name}", "-- version: 1", f"-- stage: {stage}", f"-- grain: {grain}",
-              f"-- audits: {audits}", f"-- description: test model {name}."]  # fmt: skip
-    if parameters:
-        header.append(f"-- parameters: {parameters}")
-    if extra:
-        header.append(extra)
-    path = root / group / f"{name}.sql"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(header) + "\n" + sql + "\n")
-    return path
 
 
 @pytest.fixture

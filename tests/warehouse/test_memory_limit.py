@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from clirunner import error_line, rankhouse_in_process
 from conftest import TREC
 
 from rankhouse.errors import RankhouseError
@@ -45,13 +46,10 @@ def test_a_bad_limit_is_refused_before_the_warehouse_is_made(tmp_path, monkeypat
     assert not (tmp_path / "w.duckdb").exists()
 
 
-def test_eval_under_a_limit_says_why_it_refuses(tmp_path, monkeypatch, capsys):
-    from rankhouse.cli import run
-
+def test_eval_under_a_limit_says_why_it_refuses(tmp_path, monkeypatch):
     monkeypatch.setenv("RANKHOUSE_MEMORY_LIMIT", "12 parsecs")
-    assert run(["eval", str(TREC / "qrels.test"), str(TREC / "results.test")]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err.startswith("error: RANKHOUSE_MEMORY_LIMIT='12 parsecs'") and "Traceback" not in err
+    done = rankhouse_in_process("eval", TREC / "qrels.test", TREC / "results.test")
+    assert done.stdout == "" and error_line(done).startswith("error: RANKHOUSE_MEMORY_LIMIT='12 parsecs'")
 
 
 def test_a_local_engine_reserves_its_heap_from_duckdbs_default_limit(monkeypatch):

@@ -34,7 +34,7 @@ def peek(root: Path, sql: str, *, parameters: str = "", raw: str = "", stage: st
     return path
 
 
-def refused(root: Path, message: str, params: dict | None = None) -> ModelError:
+def model_refused(root: Path, message: str, params: dict | None = None) -> ModelError:
     """Loading the project under `root` fails on the model peek with `message`."""
     with pytest.raises(ModelError, match=message) as err:
         Project.load(root, params=params)
@@ -46,7 +46,7 @@ def test_a_prepare_model_cannot_read_labels_through_lateral_read_csv(tmp_path):
     """The study's own models with one more prepare model: a file read after LATERAL is seen."""
     shutil.copytree(MODELS_DIR, tmp_path / "models")
     peek(tmp_path / "models", f"SELECT r.run_id FROM raw.runs AS r, LATERAL read_csv('{QRELS}') AS q")
-    refused(tmp_path / "models", r"reads READ_CSV\('.*qrels.test'\) directly; models read only warehouse tables")
+    model_refused(tmp_path / "models", r"reads READ_CSV\('.*qrels.test'\) directly; models read only warehouse tables")
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_a_prepare_model_cannot_read_labels_through_lateral_read_csv(tmp_path):
 )
 def test_table_and_file_functions_are_refused_wherever_they_are(tmp_path, sql, message):
     peek(tmp_path, sql)
-    err = refused(tmp_path, message)
+    err = model_refused(tmp_path, message)
     assert "models read only warehouse tables (load files with a loader)" in str(err)
 
 
@@ -111,7 +111,7 @@ def test_every_duckdb_table_function_but_the_pure_generators_is_refused(tmp_path
 )
 def test_a_cte_is_visible_only_in_its_own_scope(tmp_path, sql):
     peek(tmp_path, sql)
-    err = refused(tmp_path, "neither a CTE nor schema-qualified")
+    err = model_refused(tmp_path, "neither a CTE nor schema-qualified")
     assert "not visible here" in str(err)
 
 
@@ -138,7 +138,7 @@ def test_recursive_and_nested_ctes_still_resolve(tmp_path):
 )
 def test_a_quoted_file_path_is_never_a_table_name(tmp_path, sql):
     peek(tmp_path, sql)
-    err = refused(tmp_path, r"is not a plain name \(letters, digits and _\)")
+    err = model_refused(tmp_path, r"is not a plain name \(letters, digits and _\)")
     assert "models read only warehouse tables (load files with a loader)" in str(err)
 
 
@@ -187,7 +187,7 @@ def test_a_string_parameter_through_literal_stays_one_literal(tmp_path):
 )
 def test_a_string_parameter_inside_quotes_or_a_comment_is_refused(tmp_path, sql, tag):
     peek(tmp_path, sql, parameters='tag = "x"')
-    refused(tmp_path, "renders parameter tag inside a string, a quoted name or a comment", {"tag": tag})
+    model_refused(tmp_path, "renders parameter tag inside a string, a quoted name or a comment", {"tag": tag})
 
 
 @pytest.mark.parametrize(
@@ -204,13 +204,13 @@ def test_a_string_parameter_inside_quotes_or_a_comment_is_refused(tmp_path, sql,
 )
 def test_a_string_parameter_cannot_become_unquoted_text(tmp_path, expression, how):
     peek(tmp_path, f"SELECT {{{{ {expression} }}}} FROM raw.runs", parameters='tag = "run_id", names = ["run_id"]')
-    err = refused(tmp_path, r"a string of parameter (tag|names) renders only as a SQL literal")
+    err = model_refused(tmp_path, r"a string of parameter (tag|names) renders only as a SQL literal")
     assert how in str(err)
 
 
 def test_a_list_parameter_rendered_bare_is_refused(tmp_path):
     peek(tmp_path, "SELECT run_id FROM raw.runs WHERE run_id IN {{ names }}", parameters='names = ["a"]')
-    refused(tmp_path, r"renders parameter names, a list, bare; write \{\{ names \| literal \}\}")
+    model_refused(tmp_path, r"renders parameter names, a list, bare; write \{\{ names \| literal \}\}")
 
 
 @pytest.mark.parametrize(
@@ -235,7 +235,7 @@ def test_a_parameter_of_the_wrong_type_is_refused_before_anything_renders(tmp_pa
         parameters='depth = 0, weight = 1.0, names = ["a"], flag = false, pairs = []',
     )
     assert Project.load(tmp_path, params={"weight": 2, "pairs": [["a", 1]]}).references["peek"] == {"raw.runs"}
-    refused(tmp_path, message, given)
+    model_refused(tmp_path, message, given)
 
 
 @pytest.mark.parametrize(
@@ -252,7 +252,7 @@ def test_a_parameter_of_the_wrong_type_is_refused_before_anything_renders(tmp_pa
 )
 def test_templates_cannot_reach_python(tmp_path, escape):
     peek(tmp_path, f"SELECT run_id FROM raw.runs WHERE run_id <> {{{{ {escape} }}}}")
-    refused(tmp_path, r"(is refused by the sandbox|is undefined)")
+    model_refused(tmp_path, r"(is refused by the sandbox|is undefined)")
 
 
 def test_templates_cannot_change_a_parameter(tmp_path):
@@ -261,7 +261,7 @@ def test_templates_cannot_change_a_parameter(tmp_path):
         "{%- set _ = names.append('b') %}SELECT run_id FROM raw.runs WHERE run_id IN {{ names | literal }}",
         parameters='names = ["a"]',
     )
-    refused(tmp_path, "is refused by the sandbox")
+    model_refused(tmp_path, "is refused by the sandbox")
 
 
 def test_a_raw_parameter_renders_as_it_is_but_only_as_a_name(tmp_path):
@@ -274,8 +274,10 @@ def test_a_raw_parameter_renders_as_it_is_but_only_as_a_name(tmp_path):
     project = Project.load(tmp_path)
     assert project.references["peek"] == {"models.ranked"}
     assert render(project.models["peek"]).strip() == "SELECT run_id FROM models.ranked"
-    refused(tmp_path, r"parameter source is declared raw and must be a plain name", {"source": "ranked, gate.qrels"})
-    refused(tmp_path, r"parameter columns is declared raw .*, not '\(SELECT", {"columns": ["(SELECT 1)"]})
+    model_refused(
+        tmp_path, r"parameter source is declared raw and must be a plain name", {"source": "ranked, gate.qrels"}
+    )
+    model_refused(tmp_path, r"parameter columns is declared raw .*, not '\(SELECT", {"columns": ["(SELECT 1)"]})
 
 
 @pytest.mark.parametrize(
@@ -284,7 +286,7 @@ def test_a_raw_parameter_renders_as_it_is_but_only_as_a_name(tmp_path):
 )
 def test_a_raw_declaration_names_a_string_parameter(tmp_path, raw, message):
     peek(tmp_path, "SELECT run_id FROM raw.runs WHERE {{ k }} > 0", parameters="k = 1", raw=raw)
-    refused(tmp_path, message)
+    model_refused(tmp_path, message)
 
 
 def test_compiled_templates_kept_between_processes_render_the_same_sql(tmp_path, monkeypatch):
@@ -313,5 +315,5 @@ def test_a_kept_template_still_renders_in_the_sandbox(tmp_path, monkeypatch):
     for _ in range(2):  # compiled, then read back from the cache
         render_module.compiled.cache_clear()
         peek(tmp_path, "SELECT run_id FROM raw.runs WHERE run_id <> {{ ''.__class__.__mro__ | length }}")
-        refused(tmp_path, "is refused by the sandbox")
+        model_refused(tmp_path, "is refused by the sandbox")
     render_module.compiled.cache_clear()

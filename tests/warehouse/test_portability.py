@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_dag import model
+from model_files import model
 
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import portability_problems, to_spark

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from test_snapshots import build_fusion, build_retrieval
+from golden_warehouses import build_golden
 
 from rankhouse.paths import ROOT
 from rankhouse.study import Protocol, Study
@@ -32,14 +32,14 @@ def renumbered_ids(wh: Warehouse) -> tuple[dict[int, str], dict[int, str]]:
 @pytest.fixture(scope="module")
 def retrieval():
     with Warehouse(":memory:") as wh:
-        build_retrieval(wh)
+        build_golden(wh, "retrieval")
         yield wh, *renumbered_ids(wh)
 
 
 @pytest.fixture(scope="module")
 def fusion():
     with Warehouse(":memory:") as wh:
-        build_fusion(wh)
+        build_golden(wh, "fusion")
         yield wh, *renumbered_ids(wh)
 
 

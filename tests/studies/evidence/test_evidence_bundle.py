@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from evidence_bundles import DOCUMENTS, GOOD, JUDGMENTS, TASKS, parquet, unit_vectors, write_bundle
 
 from rankhouse.errors import InputError
 from rankhouse.loaders import LOADERS
@@ -33,48 +33,12 @@ DOCS = ROOT / "docs" / "evidence_bundle.md"
 DEMO_FILES = {"tasks.jsonl": load_evidence_tasks, "documents.jsonl": load_evidence_documents,
               "pool-key.json": load_evidence_pool, "judgments.jsonl": load_evidence_judgments}  # fmt: skip
 
-TASKS = (
-    '{"task_id": "t1", "question": "Card late?", "requirements": ["delivery time", "what to do"], '
-    '"split": "development"}\n'
-    '{"task_id": "t2", "question": "Fee?", "requirements": ["which fee"], "split": "final"}\n'
-)
-DOCUMENTS = '{"doc_id": "d1", "text": "Where is my card?"}\n{"doc_id": "d2", "text": "Cards take a week."}\n' \
-            '{"doc_id": "d3", "text": "A fee of 1%."}\n'  # fmt: skip
-POOL = '{\n  "t1": ["d1", "d2"],\n  "t2": ["d2", "d3"]\n}\n'
-JUDGMENTS = (
-    '{"task_id": "t1", "doc_id": "d1", "judge": "A", "grade": 3, "obligations": [0, 1]}\n'
-    '{"task_id": "t1", "doc_id": "d1", "judge": "B", "grade": 2, "obligations": [1]}\n'
-    '{"task_id": "t2", "doc_id": "d3", "judge": "A", "grade": 0, "obligations": []}\n'
-)
-GOOD = {"tasks.jsonl": TASKS, "documents.jsonl": DOCUMENTS, "pool-key.json": POOL, "judgments.jsonl": JUDGMENTS}
 LOADS = {"tasks.jsonl": load_evidence_tasks, "documents.jsonl": load_evidence_documents,
          "pool-key.json": load_evidence_pool, "judgments.jsonl": load_evidence_judgments,
          "vectors.parquet": load_evidence_vectors}  # fmt: skip
 
 
-def unit_vectors(count: int, seed: int = 0) -> np.ndarray:
-    vectors = np.random.default_rng(seed).normal(size=(count, 384))
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-
-
-def parquet(ids: list, vectors: list | None, **columns) -> bytes:
-    """A vectors Parquet file as bytes: doc_id and vector columns (list<float32>) unless `columns` says otherwise."""
-    table = pa.table(columns or {"doc_id": ids, "vector": pa.array(vectors, type=pa.list_(pa.float32()))})
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    return sink.getvalue().to_pybytes()
-
-
 GOOD_VECTORS = parquet(["d1", "d2", "d3"], [list(v) for v in unit_vectors(3)])
-
-
-def write_bundle(folder: Path, files: dict[str, str | bytes]) -> dict[str, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, content in files.items():
-        paths[name] = folder / name
-        paths[name].write_bytes(content.encode() if isinstance(content, str) else content)
-    return paths
 
 
 def load_bundle(wh, paths: dict[str, Path], name: str | None = None) -> list:
@@ -408,3 +372,15 @@ def test_the_builder_is_byte_deterministic(tmp_path):
     assert sorted(p.name for p in first.iterdir()) == sorted(p.name for p in DEMO.iterdir())
     for path in first.iterdir():
         assert path.read_bytes() == (second / path.name).read_bytes() == (DEMO / path.name).read_bytes(), path.name
+
+
+# -- bundle validation: every documented rule has a test ----------------------------------------------
+def test_every_documented_bundle_rule_is_exercised_by_the_loader_tests():
+    docs = DOCS.read_text()
+    section = docs.split("## Validation rules", 1)[1].split("\n## ", 1)[0]
+    found = {" ".join(rule.split()) for rule in re.findall(r"`([a-z][^`]*)`", section)}
+    rules = {rule for rule in found if ":" not in rule} - {"development", "final", "true", "trec.run"}
+    tested = {rule for *_, rule in BAD} | {"missing <key>", "unexpected key <key>", "<key> is not a string",
+                                            "load the bundle's tasks.jsonl first (evidence.tasks)"}  # fmt: skip
+    untested = {rule for rule in rules if not any(rule in t or t in rule for t in tested)}
+    assert untested == set()

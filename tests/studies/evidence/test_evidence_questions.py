@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 import pytest
-from test_evidence_bundle import GOOD, parquet, unit_vectors, write_bundle
+from evidence_bundles import GOOD, parquet, unit_vectors, write_bundle
 
 from rankhouse.errors import InputError
 from rankhouse.loaders import LOADERS

@@ -22,6 +22,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import duckdb
 import numpy as np
 import pytest
+from clirunner import rankhouse
 from conftest import FIXTURES
 from llm_server import FakeLLM, feature_value, flags_of
 
@@ -766,14 +767,12 @@ def test_the_new_models_are_portable_and_read_raw_only_in_staging():
 def test_json_progress_of_an_extraction_is_json_lines_only(corpus, tmp_path):
     """`features extract --json`: every stderr line is a JSON event, the rows meter among them, ending at
     every message; `--quiet` prints nothing on stderr."""
-    command = [sys.executable, "-m", "rankhouse", "features", "extract", str(corpus.protocol),
-               "--concurrency", "2", "--rate", "200", "--timeout", "5", "--no-smoke", NO_SMOKE]  # fmt: skip
+    command = ["features", "extract", corpus.protocol, "--concurrency", "2", "--rate", "200", "--timeout", "5",
+               "--no-smoke", NO_SMOKE]  # fmt: skip
     with FakeLLM(key=KEY) as server:
         env = {**os.environ, **endpoint_env(server, prices=False), "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([*command, "--db", str(tmp_path / "j.duckdb"), "--json"], env=env,
-                              capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
-        quiet = subprocess.run([*command, "--db", str(tmp_path / "q.duckdb"), "--quiet"], env=env,
-                               capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+        done = rankhouse(*command, "--db", tmp_path / "j.duckdb", "--json", env=env, cwd=tmp_path)
+        quiet = rankhouse(*command, "--db", tmp_path / "q.duckdb", "--quiet", env=env, cwd=tmp_path)
     assert done.returncode == 0 and quiet.returncode == 0, done.stderr + quiet.stderr
     events = [json.loads(line) for line in done.stderr.splitlines()]
     rows = [e for e in events if e["event"] == "rows"]

@@ -369,7 +369,7 @@ GROUP_ERRORS = [
 ]  # fmt: skip
 
 
-def refused(wh, tmp_path, load, fixture: Path, edit) -> tuple[InputError, str]:
+def load_refused(wh, tmp_path, load, fixture: Path, edit) -> tuple[InputError, str]:
     """Load an edited copy of `fixture` over the good one: the error names the file and the rule, and the
     warehouse is unchanged; the error and the edited text."""
     before = snapshot(wh)
@@ -386,7 +386,7 @@ def refused(wh, tmp_path, load, fixture: Path, edit) -> tuple[InputError, str]:
 @pytest.mark.parametrize(("edit", "group", "rule"), GROUP_ERRORS)
 def test_group_rules_name_the_file_line_and_rule(wh, tmp_path, edit, group, rule):
     load_groups(wh, GROUPS, "g")
-    error, text = refused(wh, tmp_path, load_groups, GROUPS, edit)
+    error, text = load_refused(wh, tmp_path, load_groups, GROUPS, edit)
     assert rule in error.rule + " " + error.detail
     if group is not None:
         assert error.line == group_line(text, group)
@@ -432,7 +432,7 @@ REQUIREMENT_ERRORS = [
 def test_requirement_rules_name_the_file_line_and_rule(wh, tmp_path, edit, where, rule):
     load_groups(wh, GROUPS, "g")
     load_requirements(wh, REQUIREMENTS, "g")
-    error, text = refused(wh, tmp_path, load_requirements, REQUIREMENTS, edit)
+    error, text = load_refused(wh, tmp_path, load_requirements, REQUIREMENTS, edit)
     assert rule in error.rule + " " + error.detail
     kind, index = where
     assert error.line == (group_line(text, index) if kind == "group" else case_line(text, index))

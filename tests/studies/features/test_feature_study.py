@@ -155,7 +155,7 @@ def test_the_report_draws_e3_and_e4_as_the_models_have_them(study, tmp_path):
     10 or of a changed system's top 10: its rank in both, or none where the filter removed it), E3's
     intervals against the cluster bootstrap, and the page in Chromium when it is installed."""
     from conftest import copied
-    from test_report import figures, marks
+    from report_pages import figures, marks
 
     from rankhouse.report import build
 
@@ -199,9 +199,7 @@ def test_the_report_draws_e3_and_e4_as_the_models_have_them(study, tmp_path):
     drawn = {(m["label"], float(m["estimate"]), float(m["low"]), float(m["high"])) for m in marks(found["e3-ndcg-10"])}
     assert drawn == set(intervals) and len(drawn) == 3
     assert "Every figure here is a stand-in" in html  # the extractor's label, at the top of the page
-    from browser import chromium
+    from browser import chromium, problems
 
     if chromium():
-        from test_report_browser import problems
-
         assert problems(folder / "report.html", tmp_path / "browser", "features") == []

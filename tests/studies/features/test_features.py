@@ -608,7 +608,7 @@ def test_the_report_draws_e5_and_keeps_one_markdown_report(small, tmp_path):
     """E5's bars are results.feature_ablations' changes; the writer's report.md keeps its text and gets the
     figures once, however often the report runs; it stays the study's one Markdown report."""
     from conftest import copied
-    from test_report import figures, marks
+    from report_pages import figures, marks
 
     from rankhouse.report import build
 

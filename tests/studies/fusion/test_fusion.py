@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import copy
 import math
-import subprocess
-import sys
 import tempfile
 import warnings
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clirunner import rankhouse, rankhouse_in_process
+from fusion_runs import Fused, fuse, write_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
@@ -55,45 +54,6 @@ def examples(n: int) -> settings:
 
 
 # Helpers ===============================================================================================
-
-
-def write_run(path: Path, run: dict[str, dict[str, float]]) -> Path:
-    """A six-field TREC run; ranks are line positions (fusion ranks by score, as trec_eval does)."""
-    lines = [
-        f"{qid} Q0 {docno} {rank} {float(score)!r} test\n"
-        for qid, docs in run.items()
-        for rank, (docno, score) in enumerate(docs.items(), start=1)
-    ]
-    path.write_text("".join(lines))
-    return path
-
-
-@dataclass
-class Fused:
-    """What one fusion build produced, keyed by the original ids."""
-
-    p: dict[tuple[str, str, str], tuple[float, float, int]]  # (arm, qid, docno) -> (score, p, m)
-    rules: dict[str, dict[tuple[str, str], tuple[float, int]]]  # rule -> (qid, docno) -> (score, rank)
-
-
-def fuse(runs: dict, nulls: dict, depth: int, extra: dict | None = None) -> Fused:
-    """Fuse the runs in a throw-away warehouse with rankhouse.studies.fusion.fuse.fuse_runs."""
-    with tempfile.TemporaryDirectory() as tmp, Warehouse(":memory:") as wh:
-        arms = {arm: write_run(Path(tmp) / f"{arm}.run", run) for arm, run in runs.items()}
-        null_runs = {arm: write_run(Path(tmp) / f"{arm}.null.run", run) for arm, run in nulls.items()}
-        fuse_runs(wh, arms, null_runs, depth=depth, extra=extra)
-        keys = """
-            JOIN models.run_query_keys AS q ON q.query_row = t.query_row
-            JOIN models.run_document_keys AS d ON d.doc_row = t.doc_row
-        """
-        p_rows = wh.sql(
-            f"SELECT t.arm, q.qid, d.docno, t.score, t.p, t.reference_size FROM models.arm_p_values AS t {keys}"
-        )
-        rule_rows = wh.sql(f"SELECT t.rule, q.qid, d.docno, t.score, t.rank FROM models.fused_rankings AS t {keys}")
-    rules: dict = {}
-    for rule, qid, docno, score, rank in rule_rows:
-        rules.setdefault(rule, {})[(qid, docno)] = (score, rank)
-    return Fused({(arm, q, d): (s, p, m) for arm, q, d, s, p, m in p_rows}, rules)
 
 
 def eq1(reference, score: float) -> float:
@@ -570,7 +530,7 @@ def test_fuse_command_writes_complete_candidates_and_says_how_many_are_not(tmp_p
     scores of fusion_mixture, RRF's holds them all, and the command says how many were left out."""
     runs, nulls = mixture_case()
     expected = expected_p(runs, nulls, depth=8)
-    args = [sys.executable, "-m", "rankhouse", "fuse", "--depth", "8", "--db", ":memory:"]
+    args = ["fuse", "--depth", "8", "--db", ":memory:"]
     for arm in ARMS:
         args += ["--arm", f"{arm}={write_run(tmp_path / f'{arm}.run', runs[arm])}"]
         args += ["--null", f"{arm}={write_run(tmp_path / f'{arm}.null', nulls[arm])}"]
@@ -578,7 +538,7 @@ def test_fuse_command_writes_complete_candidates_and_says_how_many_are_not(tmp_p
     union = {(q, d) for _, q, d in expected}
     for rule, rows in (("mixture", complete(expected)), ("rrf", union)):
         out = tmp_path / f"{rule}.run"
-        done = subprocess.run([*args, "--rule", rule, "-o", str(out)], capture_output=True, text=True, timeout=300)
+        done = rankhouse(*args, "--rule", rule, "-o", out)
         assert done.returncode == 0, done.stderr
         written = {
             (q, d): float(score) for q, _, d, _, score, _ in (line.split() for line in out.read_text().splitlines())
@@ -683,10 +643,10 @@ def test_fuse_command_rrf_and_rsf_without_null_runs_match_ranx(ranx_case, tmp_pa
     byte for byte the files of the full build (every rule, with null runs), and so against ranx: the same
     scores and order up to ties (rsf twice ranx's 0.5/0.5 weighted sum)."""
     runs, _, theirs, root = ranx_case
-    args = [sys.executable, "-m", "rankhouse", "fuse", "--depth", "25", "-p", f"rrf_k={K}", "--db", ":memory:"]
+    args = ["fuse", "--depth", "25", "-p", f"rrf_k={K}", "--db", ":memory:"]
     args += [part for arm in ARMS for part in ("--arm", f"{arm}={root / f'{arm}.run'}")]
     out = tmp_path / "fused"
-    done = subprocess.run([*args, "--rule", "rrf", "--rule", "rsf", "-o", str(out)], capture_output=True, text=True)
+    done = rankhouse(*args, "--rule", "rrf", "--rule", "rsf", "-o", out)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["rrf.run", "rsf.run"]
     assert "null_references" not in done.stderr and "lack a score" not in done.stderr
@@ -699,8 +659,6 @@ def test_several_rules_write_what_each_rule_writes_alone(tmp_path):
     """One `fuse` of mixture, rrf, fisher and the dense arm into a directory writes, per rule, the bytes
     that `fuse --rule R -o FILE` writes alone (with incomplete candidates, which the p-value rules leave
     out), and says so once for the p-value rules asked."""
-    from clirunner import rankhouse_in_process
-
     runs, nulls = mixture_case()
     args = ["fuse", "--depth", "8", "--db", ":memory:"]
     for arm in ARMS:

@@ -16,6 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from clirunner import error_line, rankhouse
+from lanes_warehouses import (
+    CORPUS,
+    OVERLAP,
+    SIZE,
+    HandScores,
+    chunks,
+    insert_documents,
+    run,
+    write_lanes,
+    write_topics,
+)
 
 from rankhouse.errors import AuditError, InputError, RankhouseError
 from rankhouse.paths import ROOT
@@ -23,11 +34,8 @@ from rankhouse.studies.lanes.loaders import load_lane_runs, load_narratives, loa
 from rankhouse.studies.lanes.passages import PassageScorer, Scored, latest_receipts, register_scorer, score_passages
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.portability import portability_problems
-from rankhouse.warehouse.runner import Runner
 
-CORPUS = "c"
 MULTIPLIER, SCALE = 2.5, 1.4826
-SIZE, OVERLAP = 3500, 350
 
 
 # -- plain-Python oracles of the seed's rules ----------------------------------------------------------
@@ -69,13 +77,6 @@ def admit(lanes: list[tuple[str, str, str, int, float]]) -> tuple[dict[str, set[
             docs.add(winner[0])
             fallback.add(topic)
     return core, fallback
-
-
-def chunks(text: str) -> list[tuple[int, str]]:
-    """(start, text) of each 3,500-character chunk with 350 overlap."""
-    stride = SIZE - OVERLAP
-    count = 1 if len(text) <= SIZE else 1 + math.ceil((len(text) - SIZE) / stride)
-    return [(i * stride, text[i * stride : i * stride + SIZE]) for i in range(count)]
 
 
 def cume_dist(values: dict[str, float]) -> dict[str, Fraction]:
@@ -126,39 +127,6 @@ def orderings(topics: dict[str, dict], lengths: dict[str, int]) -> dict[str, dic
 
 
 # -- building small warehouses -------------------------------------------------------------------------
-def insert_documents(wh, documents: dict[str, str]) -> None:
-    for row, (doc_id, text) in enumerate(documents.items()):
-        wh.sql("INSERT INTO raw.documents VALUES (?, ?, ?, ?)", [CORPUS, doc_id, row, text])
-
-
-def write_topics(folder: Path, topics: dict[str, list[str]]) -> Path:
-    """topics: id -> subnarrative names (texts and narratives are made up from them)."""
-    path = folder / "topics.jsonl"
-    lines = [
-        json.dumps({"topic": t, "narrative": f"narrative of {t}", "subnarratives": [
-            {"name": s, "text": f"subnarrative {s} of {t}"} for s in subs]})
-        for t, subs in topics.items()
-    ]  # fmt: skip
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def write_lanes(folder: Path, lanes: list[tuple[str, str, str, int, float]], name: str = "lanes.run") -> Path:
-    path = folder / name
-    path.write_text("".join(f"{t} Q0 {d} {r} {s!r} {lane}\n" for t, lane, d, r, s in lanes))
-    return path
-
-
-def params(**extra) -> dict:
-    return {"corpus": CORPUS, "lane_source": "runs", "lane_set": "lanes", **extra}
-
-
-def run(wh, selection: str, **extra) -> None:
-    p = params(**extra)
-    project = Project.load(params=p)
-    Runner(wh, project, p).run(project.select(selection))
-
-
 def admission_warehouse(wh, tmp_path, topics, lanes, documents=None) -> None:
     docs = documents or {d: f"text of {d}" for d in sorted({row[2] for row in lanes})}
     insert_documents(wh, docs)
@@ -306,21 +274,6 @@ def test_chunk_boundaries(wh, tmp_path):
 
 
 # -- orderings -------------------------------------------------------------------------------------------
-class HandScores(PassageScorer):
-    """A scorer that reads hand-set scores: {(unit text, chunk text): score}."""
-
-    name = "hand"
-    fingerprint = "hand-1"
-
-    def __init__(self, table: dict[tuple[str, str], float]) -> None:
-        self.table = table
-        self.calls = 0
-
-    def score(self, wh, units, chunks, progress=None) -> Scored:  # noqa: ANN001
-        self.calls += 1
-        return Scored(np.array([self.table[u, c] for u, c in zip(units, chunks, strict=True)]), len(units), 1)
-
-
 def random_topics(seed: int):
     """Three topics with 0, 1 and 3 subnarratives; documents of 1 to 7 chunks; grid scores with twins (same
     scores in every unit) at equal and different source ranks, so that every tie level is reached."""
