@@ -45,7 +45,7 @@ def run_protocol(root: Path) -> Path:
     return path
 
 
-# what `rankhouse report` adds to a study without contrasts (tests/test_report.py checks their content)
+# what `rankhouse report` adds to a study without contrasts (tests/report/test_report.py checks their content)
 REPORT = ["figures/per-query.svg", "provenance.json", "report.html", "report.md"]
 
 

@@ -256,7 +256,7 @@ def test_default_output_is_trec_eval_byte_for_byte(qrels, run, expected_file):
 # -- every trec_eval measure against pytrec_eval (trec_eval 9.0.8) --------------------------------------
 
 TREC_9_DIFFERS = {"iprec_at_recall", "11pt_avg"}  # trec_eval 10 rounds their recall cutoffs (lround), 9.0.8 truncated
-TREC_10_ONLY = {"rbp", "rbp_resid", "unj"}  # new in trec_eval 10: tests/test_trec_eval_parity.py and below
+TREC_10_ONLY = {"rbp", "rbp_resid", "unj"}  # new in trec_eval 10: tests/measures/test_trec_eval_parity.py and below
 
 
 def label_family(label: str) -> str:
