@@ -12,7 +12,7 @@ demo: $(VENV)/.installed
 	$(BIN)/rankhouse demo
 
 test: $(VENV)/.installed-test
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || echo "chromium is not on PATH: the report's browser test (tests/test_report_browser.py) will be skipped (Debian: apt-get install chromium)"
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || echo "chromium is not on PATH: the report's browser test (tests/report/test_report_browser.py) will be skipped (Debian: apt-get install chromium)"
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 # Every script in bench/, each against its named peers, one after the other on this machine.

@@ -18,7 +18,7 @@ and compared with its expected file. `update` writes the expected files instead,
 
 Every fixture is read and checked, and every one run, before any file is written: a broken fixture is
 an error naming its file, line and rule, and nothing is updated. rankhouse's own golden tests
-(tests/golden/<fixture>/, tests/test_snapshots.py) are fixtures of this form.
+(tests/golden/<fixture>/, tests/measures/test_snapshots.py) are fixtures of this form.
 """
 
 from __future__ import annotations
@@ -321,26 +321,32 @@ def run_fixture(fixture: Fixture) -> dict[str, str]:
     """Load a fixture's inputs into an in-memory warehouse, build its models and return each tested
     model's output as canonical CSV. An input value that is not of its column's type is an InputError
     (file, line, column); a model that fails to build or breaks an audit, a ModelError or AuditError."""
-    parameters = {k: v for k, v in fixture.parameters.items() if _declared(fixture.project, k)}
     with Warehouse(":memory:", say=lambda _: None) as wh:
-        sources = [i for i in fixture.inputs if i.schema == "raw"]
-        if sources:
-            with wh.writing_inputs():
-                for item in sources:
-                    _fill(wh, item, f"raw.{item.name}", _types(wh, f"raw.{item.name}"))
-        labels = [i for i in fixture.inputs if i.schema == "gate"]
-        if labels:
-            with wh.labels():
-                for item in labels:
-                    _fill(wh, item, f"labels.main.{item.name}", _types(wh, f"labels.main.{item.name}"))
-        wh.open_gate()
-        stand_ins = [i for i in fixture.inputs if i.schema == "models"]
-        types = model_types(fixture.project, parameters, [i.name for i in stand_ins]) if stand_ins else {}
-        for item in stand_ins:
-            home = wh.catalog if fixture.project.models[item.name].stage == "prepare" else "gate"
-            _fill(wh, item, f'{home}.models."{item.name}"', types[item.name], create=True)
-        Runner(wh, fixture.project, parameters).run(list(fixture.builds), given=fixture.given)
+        build_fixture(wh, fixture)
         return {name: canonical_csv(wh, f"models.{name}") for name in fixture.tested}
+
+
+def build_fixture(wh: Warehouse, fixture: Fixture) -> None:
+    """A fixture's inputs loaded into `wh` and its models built there, the gate left open (run_fixture; and
+    rankhouse's own tests start from the warehouses of its golden fixtures)."""
+    parameters = {k: v for k, v in fixture.parameters.items() if _declared(fixture.project, k)}
+    sources = [i for i in fixture.inputs if i.schema == "raw"]
+    if sources:
+        with wh.writing_inputs():
+            for item in sources:
+                _fill(wh, item, f"raw.{item.name}", _types(wh, f"raw.{item.name}"))
+    labels = [i for i in fixture.inputs if i.schema == "gate"]
+    if labels:
+        with wh.labels():
+            for item in labels:
+                _fill(wh, item, f"labels.main.{item.name}", _types(wh, f"labels.main.{item.name}"))
+    wh.open_gate()
+    stand_ins = [i for i in fixture.inputs if i.schema == "models"]
+    types = model_types(fixture.project, parameters, [i.name for i in stand_ins]) if stand_ins else {}
+    for item in stand_ins:
+        home = wh.catalog if fixture.project.models[item.name].stage == "prepare" else "gate"
+        _fill(wh, item, f'{home}.models."{item.name}"', types[item.name], create=True)
+    Runner(wh, fixture.project, parameters).run(list(fixture.builds), given=fixture.given)
 
 
 def _declared(project: Project, key: str) -> bool:

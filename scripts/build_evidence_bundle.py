@@ -564,7 +564,7 @@ intent, and both judges are simulated from the intent labels. It exercises the f
 and the evidence study end to end; figures measured on it say nothing about real retrieval quality.
 
 Built by `python scripts/build_evidence_bundle.py` (standard library only; running it again gives
-identical bytes, which tests/test_evidence_bundle.py checks). Licence: the messages are BANKING77's
+identical bytes, which tests/studies/evidence/test_evidence_bundle.py checks). Licence: the messages are BANKING77's
 (PolyAI, CC-BY-4.0; `LICENSE` is a verbatim copy of data/banking77/LICENSE). Cite: Casanueva,
 Temcinas, Gerz, Henderson, Vulic, "Efficient Intent Detection with Dual Sentence Encoders", NLP for
 ConvAI workshop, ACL 2020 (arXiv:2003.04807).

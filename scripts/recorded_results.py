@@ -11,7 +11,7 @@ fusion_banking77 share one, as the test suite's fixtures do). `lanes_subset` is 
 every 8th BANKING77 training message, exactly as tests/conftest.py builds it. What is recorded:
 results.json and every CSV and run file the study's writer produces; tests/recorded_outputs.py says
 what is left out, what must agree and to how many digits (--exact: every byte and number exactly).
-The test suite compares the studies it runs itself with this record (tests/test_recorded_results.py);
+The test suite compares the studies it runs itself with this record (tests/studies/test_recorded_results.py);
 `check` covers the two it does not (fusion_scifact and the full lanes study).
 """
 

@@ -1,4 +1,5 @@
-"""Headless Chromium for the report's tests (tests/test_report_browser.py), through its command line only.
+"""Headless Chromium for the report's tests (tests/report/test_report_browser.py), through its command line
+only.
 
 `render(page, folder)` opens a copy of an HTML page with a tiny measuring script added (and the page's
 Content-Security-Policy left out, so that a reference the page makes would be requested, not blocked) in
@@ -7,6 +8,8 @@ one Chromium run that takes a screenshot, dumps the DOM after the script ran and
 and every URL the page itself asked for: the net log's URL_REQUEST_START_JOB events whose initiator is
 the page (Chromium's own background requests, its update and time checks, have no origin and are not
 the page's). File loads are not network requests, so a self-contained page asks for nothing.
+`problems(page, folder, name)` renders a report.html and says what is wrong with it (the report tests,
+and the features study's).
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from report_pages import SVG
 
 # Runs after the page has loaded (it is the body's last element): every figure's box, and how many of its
 # marks (the .mark elements each plot draws a data point with) have a box of their own.
@@ -97,3 +103,41 @@ def render(page: Path, folder: Path, width: int = 1280, height: int = 1400) -> R
         raise AssertionError(f"chromium exited {done.returncode} without the measurements:\n{done.stderr[-2000:]}")
     measured = json.loads(html.unescape(found.group(1)))
     return Rendered(measured, page_requests(net_log), screenshot)
+
+
+WIDTH, HEIGHT = 1280, 1400  # the window of the report tests (tests/report/test_report_browser.py)
+DOCS_SHOTS = ("retrieval", "fusion", "lanes")  # the kinds whose screenshots docs/studies.md shows
+
+
+def problems(page: Path, folder: Path, name: str | None) -> list[str]:
+    """What is wrong with a rendered report, as sentences (none: it rendered as it should); the screenshot of
+    one of DOCS_SHOTS is kept as report-<name>.png when RANKHOUSE_REPORT_SCREENSHOTS says where."""
+    source = page.read_text()
+    rendered = render(page, folder, WIDTH, HEIGHT)
+    m = rendered.measured
+    found = []
+    title = re.search(r"<title>(.*?)</title>", source, re.S).group(1)
+    if m["title"] != html.unescape(title):
+        found.append(f"title {m['title']!r}")
+    if m["sections"] != source.count("<section ") or m["sections"] < 3:
+        found.append(f"{m['sections']} sections rendered")
+    if m["width"] > m["viewport"]:
+        found.append(f"the page is {m['width']} px wide in a {m['viewport']} px window")
+    expected = SVG.findall(source)
+    if [f["id"] for f in m["figures"]] != expected or not expected:
+        found.append(f"figures {[f['id'] for f in m['figures']]}, expected {expected}")
+    for f in m["figures"]:
+        if not (f["width"] > 100 and f["height"] > 40) or f["left"] < 0 or f["left"] + f["width"] > m["viewport"]:
+            found.append(f"figure {f['id']} at {f['left']:.0f} px, {f['width']:.0f} x {f['height']:.0f}")
+        if f["painted"] != f["marks"] or not f["title"]:
+            found.append(f"figure {f['id']}: {f['painted']} of {f['marks']} marks painted, title {f['title']!r}")
+    outside = [url for url in rendered.requests if not url.startswith(("file:", "data:"))]
+    if outside:
+        found.append(f"requests left the file: {outside}")
+    data = rendered.screenshot.read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or struct.unpack(">II", data[16:24]) != (WIDTH, HEIGHT) or len(data) < 20_000:
+        found.append(f"screenshot of {len(data)} bytes")
+    elif name in DOCS_SHOTS and (target := os.environ.get("RANKHOUSE_REPORT_SCREENSHOTS")):
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(rendered.screenshot, Path(target) / f"report-{name}.png")
+    return found

@@ -1,4 +1,9 @@
-"""Shared fixtures: paths, warehouses, and plain-Python readers for the oracles."""
+"""Shared fixtures: paths, warehouses, and plain-Python readers for the oracles.
+
+The tests are laid out like the code (docs/testing.md); this file, the other support modules beside it
+(clirunner.py, oracles.py, ...) and the data folders (fixtures/, golden/, recorded/) stay at tests/, which
+pyproject.toml puts on sys.path (`pythonpath`), so that a test in any folder imports them by name. A test
+module imports no other test module."""
 
 from __future__ import annotations
 
@@ -8,8 +13,11 @@ import pytest
 
 from rankhouse.warehouse import Warehouse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+TESTS = Path(__file__).parent
+CHECKOUT = TESTS.resolve().parent
+FIXTURES = TESTS / "fixtures"
 TREC = FIXTURES / "trec_eval"
+GOLDEN = TESTS / "golden"  # the golden fixtures (tests/measures/test_snapshots.py)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,7 +58,7 @@ def studies_warehouse(tmp_path_factory):
     """The one warehouse of the session's study fixtures (issue 34: many studies in one warehouse), run in
     this order: BANKING77 retrieval, fusion on BANKING77 (its vectors and retrieval tables shared by
     fingerprint), the evidence demo, the lanes study on a subset; each fixture in a session of its own,
-    in its study's namespace. tests/test_many_studies.py runs them again in another order."""
+    in its study's namespace. tests/gate/test_many_studies.py runs them again in another order."""
     return tmp_path_factory.mktemp("studies") / "studies.duckdb"
 
 
@@ -203,7 +211,7 @@ def copied(out: Path, to: Path) -> Path:
 @pytest.fixture(scope="session")
 def study_reports(tmp_path_factory, banking77_study, fusion_banking77_study, evidence_demo_study, lanes_subset_study):
     """`rankhouse report` of each session study, built once on a copy of its output directory:
-    {kind: (fixture, folder, report.html's text)} (tests/test_report.py, tests/test_report_browser.py)."""
+    {kind: (fixture, folder, report.html's text)} (tests/report/test_report.py, tests/report/test_report_browser.py)."""
     from rankhouse.report import build
 
     root = tmp_path_factory.mktemp("reports")
@@ -220,17 +228,13 @@ def study_reports(tmp_path_factory, banking77_study, fusion_banking77_study, evi
 def trec_sample_run(tmp_path_factory):
     """trec_sample by `rankhouse study run --out` in a warehouse of its own: (root, the finished process);
     the outputs, and the report that the command writes last, in root/out."""
-    import subprocess
-    import sys
+    from clirunner import rankhouse
 
     from rankhouse.paths import ROOT
 
     root = tmp_path_factory.mktemp("trec_sample_run")
-    done = subprocess.run(
-        [sys.executable, "-m", "rankhouse", "study", "run", str(ROOT / "studies" / "trec_sample.toml"),
-         "--db", str(root / "w.duckdb"), "--out", str(root / "out")],
-        capture_output=True, text=True, cwd=root, timeout=300,
-    )  # fmt: skip
+    done = rankhouse("study", "run", ROOT / "studies" / "trec_sample.toml", "--db", root / "w.duckdb", "--out",
+                     root / "out", cwd=root)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return root, done
 

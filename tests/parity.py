@@ -1,4 +1,4 @@
-"""The engine parity rule: a model gives the same rows on DuckDB and on Spark (tests/test_spark_*.py).
+"""The engine parity rule: a model gives the same rows on DuckDB and on Spark (tests/spark/test_spark_*.py).
 
 Rows are compared in the order of the model's grain: integers, strings, dates and booleans exactly,
 doubles within 1e-12 relative (NaN equal to NaN), lists and structs element by element, and each column

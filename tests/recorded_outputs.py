@@ -28,7 +28,7 @@ from pathlib import Path
 
 RECORDED = Path(__file__).parent / "recorded"
 SKIPPED = {"manifest.json", "bundle"}  # paths and times
-# Outputs added after the record (issue 16), each tested on its own (tests/test_report.py): what the
+# Outputs added after the record (issue 16), each tested on its own (tests/report/test_report.py): what the
 # report needs besides the writers' files (provenance.json: paths, times and versions, too) and the
 # report itself.
 ADDED = {
@@ -52,7 +52,7 @@ IGNORED = {"/protocol_sha256", "/passage_scoring/scored_at", "/passage_scoring/s
 # What exact tie keys changed (issue 12), by study: run files whose order of mathematically equal scores,
 # or whose scores' last digit, moved; and the systems whose measures moved with their order (Fisher's
 # equal products reorder candidates from rank 3 down). Their values are not compared; the tie tests
-# (tests/test_exact_ties.py) check the new orders.
+# (tests/measures/test_exact_ties.py) check the new orders.
 CHANGED_BY_EXACT_TIES: dict[str, dict[str, set[str]]] = {
     "fusion_banking77": {"files": {"runs/fisher.run", "runs/rrf.run"}, "systems": {"fisher"}},
     "fusion_scifact": {"files": {"runs/fisher.run", "runs/rrf.run"}, "systems": {"fisher"}},

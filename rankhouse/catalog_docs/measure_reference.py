@@ -3,7 +3,7 @@ names, aliases, cutoffs, aggregation) and the headers of the models that compute
 (models/metrics/: each measure's exact definition) and the macros that order rankings and add values
 (sql/macros/). No definition is written here: the page quotes the one place each lives, so that it cannot
 disagree with the code. `python scripts/measure_reference.py` rewrites the page;
-tests/test_measure_reference.py checks that the committed page is what this writes.
+tests/measures/test_measure_reference.py checks that the committed page is what this writes.
 
     >>> reference().startswith("# Measure reference")  # doctest: +SKIP
     True

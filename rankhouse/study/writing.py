@@ -85,7 +85,7 @@ def write_runs(study: Study, folder: Path, sql: str, params: list | None = None)
     """Write `folder/<system>.run` (run_files) for every system of a query's (system, qid, docno, rank,
     score, query_order) rows, queries in query_order and each query's documents by rank, as six-field
     TREC runs tagged with the system. DuckDB writes the lines: a score as the shortest text that reads
-    back as the same double, as Python's repr writes it (tests/test_runfiles.py)."""
+    back as the same double, as Python's repr writes it (tests/loaders/test_runfiles.py)."""
     folder.mkdir(parents=True, exist_ok=True)
     rows = f"({sql}) AS rh_rows(system, qid, docno, rank, score, query_order)"
     systems = [system for (system,) in study.wh.sql(f"SELECT DISTINCT system FROM {rows} ORDER BY system", params)]

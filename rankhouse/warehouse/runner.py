@@ -214,7 +214,7 @@ class Runner:
     def fingerprint(self, name: str) -> str:
         """SHA-256 over canonical SQL, version, materialisation, parameters, parents' fingerprints, source
         data and DuckDB version. Not the engine: a model gives the same rows on DuckDB and on Spark
-        (tests/test_spark_engine.py), so a model built on one is up to date on the other (`--force`
+        (tests/spark/test_spark_engine.py), so a model built on one is up to date on the other (`--force`
         rebuilds it), and a freeze verifies whichever engine built its models. Not the namespace either:
         two studies whose model has the same fingerprint share its store table."""
         if name not in self._fingerprints:
