@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 
 from rankhouse.errors import InputError, InternalError, QueryError, RankhouseError
+from rankhouse.warehouse.layout import DEFAULT_DB
 
 if TYPE_CHECKING:
     import duckdb
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from rankhouse.warehouse import Warehouse
 
 MEMORY = ":memory:"
-DEFAULT_DB = "rankhouse.duckdb"  # rankhouse.warehouse.DEFAULT_DB, without importing the warehouse
 HTML_ROWS = 50  # rows an HTML table shows in a notebook
 F = TypeVar("F", bound=Callable[..., Any])
 

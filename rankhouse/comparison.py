@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rankhouse.errors import RankhouseError
 from rankhouse.evaluation import EvalOptions, Loading, evaluate
+from rankhouse.formats import COMPARE_FORMATS, DEFAULT_SEED
 from rankhouse.loaders import LoadResult
 from rankhouse.loaders.trec import RunInput
 from rankhouse.measures import RUNID, Measure, parse_measures
@@ -39,8 +40,7 @@ TESTS = {
     "bootstrap": "paired bootstrap test (shifted to mean 0)",
 }
 CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
-FORMATS = ("text", "markdown", "latex", "json", "csv")
-DEFAULT_SEED = 20261014
+FORMATS = COMPARE_FORMATS
 BOOTSTRAP_PLAN = "compare_bootstrap"
 PERMUTATION_PLAN = "compare_permutation"
 TARGETS = "+comparisons"

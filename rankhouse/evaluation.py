@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankhouse.errors import InputError, RankhouseError
+from rankhouse.formats import EVAL_FORMATS, MAX_PLACES
 from rankhouse.loaders import (
     LoadResult,
     load_prefs,
@@ -85,10 +86,9 @@ REL_FORMATS = {
     "qrels_prefs": (load_qrels_prefs, "prefs", {"judgments": "prefs_judgments"}, "prefs"),
 }  # fmt: skip
 ZSCORE_PREFIX = "Z"  # before a z-score's measure name, as trec_eval -Z prints it
-FORMATS = ("text", "json", "jsonl", "csv", "markdown", "latex")
+FORMATS = EVAL_FORMATS
 TABLE_FORMATS = ("markdown", "latex")  # a runs x measures table of the `all` rows: no per-query rows
 PLACES = 4  # trec_eval's digits after the point
-MAX_PLACES = 17  # a double's digits, and then some
 LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                                                      "\\": r"\textbackslash{}"}  # fmt: skip
 

@@ -19,6 +19,9 @@ like its progress: {"event": "error", "message": ..., "hint": ... or null, "stat
 
 typer (0.29 and later) vendors its own copy of click, so its usage errors are
 `typer._click.exceptions` classes, not `click`'s.
+
+Each command imports what it uses when it runs (DuckDB, Arrow, sqlglot, the study machinery), and its
+options need nothing heavy: importing the app, `--version` and `--help` stay light (tests/test_cli_start.py).
 """
 
 from __future__ import annotations

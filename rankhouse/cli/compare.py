@@ -9,10 +9,10 @@ import typer
 
 from rankhouse.cli.common import RUN_HELP, ProjectOption, say, silent
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
-from rankhouse.comparison import DEFAULT_SEED, FORMATS, CompareOptions, compare
 from rankhouse.errors import RankhouseError
+from rankhouse.formats import COMPARE_FORMATS as FORMATS
+from rankhouse.formats import DEFAULT_SEED
 from rankhouse.progress import TextProgress
-from rankhouse.warehouse import Warehouse
 
 
 def compare_command(
@@ -76,6 +76,9 @@ def compare_command(
 
     Example: rankhouse compare qrels.test bm25.run dense.run --engine spark --master spark://host:7077
     """
+    from rankhouse.comparison import CompareOptions, compare
+    from rankhouse.warehouse import Warehouse
+
     if output_format not in FORMATS:
         raise RankhouseError(f"--format is one of {', '.join(FORMATS)}, not {output_format!r}")
     options = CompareOptions(baseline, test, correction, alpha, replicates, seed)

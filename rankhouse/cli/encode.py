@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink
-from rankhouse.warehouse import Warehouse
 
 
 def encode_command(
@@ -23,6 +22,7 @@ def encode_command(
     """
     from rankhouse.encode import Encoder
     from rankhouse.vectors import encode_corpus
+    from rankhouse.warehouse import Warehouse
 
     sink = progress_sink(quiet, json_lines)
     encoder = Encoder()

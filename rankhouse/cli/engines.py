@@ -8,13 +8,15 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rankhouse.cli.common import choose
-from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import DuckDBEngine
+
+if TYPE_CHECKING:
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import DuckDBEngine
 
 ENGINES = ("duckdb", "spark")
 EngineOption = Annotated[
@@ -53,6 +55,8 @@ def open_engine(engine: str = "duckdb", master: str | None = None, workdir: str 
 
     Example: runner = Runner(wh, project, params, engine=open_engine("spark", "local[2]"))
     """
+    from rankhouse.warehouse.runner import DuckDBEngine
+
     choose(engine, ENGINES, "--engine")
     if engine == "duckdb":
         for given, option in ((master, "--master"), (workdir, "--spark-workdir")):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,13 +22,15 @@ from rankhouse.cli.common import (
 )
 from rankhouse.cli.engines import EngineOption, MasterOption, SparkWorkdirOption, engine_started, open_engine
 from rankhouse.errors import RankhouseError, did_you_mean
-from rankhouse.evaluation import FORMATS, MAX_PLACES, EvalOptions, check_output, evaluate
-from rankhouse.loaders import LoadResult
+from rankhouse.formats import EVAL_FORMATS as FORMATS
+from rankhouse.formats import MAX_PLACES
 from rankhouse.paths import PACKAGE, ROOT, STUDIES_DIR, in_checkout
 from rankhouse.progress import TextProgress
-from rankhouse.study import Protocol
-from rankhouse.warehouse import DEFAULT_DB, Warehouse
+from rankhouse.warehouse import DEFAULT_DB
 from rankhouse.warehouse.memory import MEMORY_LIMIT_VARIABLE, memory_limit
+
+if TYPE_CHECKING:
+    from rankhouse.loaders import LoadResult
 
 # DuckDB's memory for the demo unless $RANKHOUSE_MEMORY_LIMIT says otherwise: BANKING77's evaluation
 # (two full rankings of 30.8M pairs) then spills instead of growing, and the whole demo, encoder
@@ -170,6 +172,9 @@ def eval_command(
 
     Example: rankhouse eval -R prefs prefs.test prefs.results.test -m all_prefs -q
     """
+    from rankhouse.evaluation import EvalOptions, check_output, evaluate
+    from rankhouse.warehouse import Warehouse
+
     choose(output_format, FORMATS, "--format")
     digits = places_option(places)
     check_output(output_format, per_query, digits)  # before anything is loaded
@@ -240,6 +245,8 @@ def demo_command(
     --engine: duckdb, or spark), in DEMO_MEMORY_LIMIT of DuckDB memory unless $RANKHOUSE_MEMORY_LIMIT is set.
     Example: rankhouse demo; rankhouse demo --study trec_sample --engine spark"""
     from rankhouse.cli.study import _evaluate, _output_dir, _study
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
 
     sink = progress_sink(quiet, json_lines)
     if not in_checkout():

@@ -34,23 +34,20 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import duckdb
-import sqlglot
 import typer
-from sqlglot import exp
 
 from rankhouse import __version__
 from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, choose, say
 from rankhouse.errors import RankhouseError
-from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.catalog import Model
-from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
 from rankhouse.warehouse.memory import array_aggregate_settings
-from rankhouse.warehouse.render import literal
-from rankhouse.warehouse.runner import definition_sha256
+
+if TYPE_CHECKING:
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.catalog import Model
+    from rankhouse.warehouse.dag import Project
 
 FORMATS = ("parquet", "csv")
 COPY_OPTIONS = {"parquet": "FORMAT parquet", "csv": "FORMAT csv, HEADER true"}
@@ -74,6 +71,8 @@ def built_models(wh: Warehouse, project: Project) -> dict[str, str]:
     """Model -> the fingerprint of its last build, for every model whose table or view in the warehouse is
     the object that build made (meta.model_objects) and, for a view, computed only from such relations (the
     models.* its stored definition reads, parsed), in dependency order."""
+    from rankhouse.warehouse.runner import definition_sha256
+
     if not wh.table_exists("meta.model_objects"):
         return {}
     recorded = {name: (fingerprint, sha) for name, fingerprint, sha in wh.sql("FROM meta.model_objects")}
@@ -103,6 +102,9 @@ def view_reads(sql: str) -> set[str]:
     >>> sorted(view_reads("CREATE VIEW models.v AS WITH a AS (FROM models.x) FROM a JOIN raw.y USING (k)"))
     ['x']
     """
+    import sqlglot
+    from sqlglot import exp
+
     tree = sqlglot.parse_one(sql, read="duckdb")
     created = tree.this if isinstance(tree, exp.Create) else None
     created = created.this if isinstance(created, exp.Schema) else created
@@ -156,6 +158,8 @@ def ordered_rows(wh: Warehouse, model: Model) -> str:
 
 def write_model(wh: Warehouse, model: Model, path: Path, output_format: str) -> int:
     """Write one model's rows to `path` with COPY (in the file-writing connection); the row count."""
+    from rankhouse.warehouse.render import literal
+
     reader = wh.con.sql(ordered_rows(wh, model)).to_arrow_reader(BATCH_ROWS)
     wh.files.register("rh_export_rows", reader)
     try:
@@ -179,6 +183,8 @@ def export_models(
     wh: Warehouse, project: Project, names: list[str], built: dict[str, str], folder: Path, output_format: str
 ) -> list[Exported]:
     """Write every named model into `folder`, and the manifest."""
+    import duckdb
+
     exported = []
     for name in names:
         model = project.models[name]
@@ -205,6 +211,7 @@ def open_models(db: str, protocol: object | None, freezes: Path | None, array_ag
     evaluate models with it (labels loaded outside any study open freely), or a study's, its evaluate
     models only once its latest freeze verifies (as `rankhouse query --study` opens them)."""
     from rankhouse.study import Study
+    from rankhouse.warehouse import Warehouse
 
     namespace = protocol.name if protocol is not None else DEFAULT_NAMESPACE
     wh = Warehouse(db, read_only=True, namespace=namespace)
@@ -249,6 +256,7 @@ def export_command(
     Example: rankhouse export out/tables --format parquet --select +run_measures --db rankhouse.duckdb
     """
     from rankhouse.study import Protocol
+    from rankhouse.warehouse.dag import Project
 
     choose(output_format, FORMATS, "--format")
     protocol = Protocol.load(study) if study is not None else None

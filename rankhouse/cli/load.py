@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, JsonOption, QuietOption, progress_sink, say, table
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders import LOADERS, load_qrels, load_run, write_run
-from rankhouse.loaders.sources import LoadResult, check_readable, shown_path
-from rankhouse.loaders.trec import RunInput, run_inputs
-from rankhouse.progress import Progress
-from rankhouse.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from rankhouse.loaders.sources import LoadResult
+    from rankhouse.progress import Progress
 
 load_app = typer.Typer(help="Load input files into the warehouse (one transaction per file).", no_args_is_help=True)
 runs_app = typer.Typer(help="List and export the TREC runs in the warehouse.", no_args_is_help=True)
@@ -40,6 +39,11 @@ def load_run_command(
     Two files that would load under one name are refused before anything is loaded; a load that
     replaces a run loaded before from other bytes says which (its path and SHA-256).
     """
+    from rankhouse.loaders import load_run
+    from rankhouse.loaders.sources import check_readable, shown_path
+    from rankhouse.loaders.trec import RunInput, run_inputs
+    from rankhouse.warehouse import Warehouse
+
     sink = progress_sink(quiet, json_lines)
     if run_id and len(files) > 1:
         raise RankhouseError("--run-id names a single file; name several with NAME=PATH")
@@ -66,11 +70,15 @@ def load_qrels_command(
 ) -> None:
     """Load TREC qrels into the labels file of the default namespace (never a file of models or inputs);
     a study loads its own labels at `rankhouse study evaluate`.  Example: rankhouse load qrels qrels.txt"""
+    from rankhouse.loaders import load_qrels
+
     _load_one(progress_sink(quiet, json_lines), db, load_qrels, file)
 
 
 def _load_one(sink: Progress, db: str, load: Callable[..., LoadResult], file: Path, *args: str) -> None:
     """One file loaded by `load`, reported to `sink`."""
+    from rankhouse.warehouse import Warehouse
+
     with Warehouse(db, say=sink.say) as wh:
         with sink.loading(str(file)):
             result = load(wh, file, *args)
@@ -85,6 +93,8 @@ def _csv_loader(loader: str, what: str):  # noqa: ANN202 - a typer command
         quiet: QuietOption = False,
         json_lines: JsonOption = False,
     ) -> None:
+        from rankhouse.loaders import LOADERS
+
         _load_one(progress_sink(quiet, json_lines), db, LOADERS[loader].load, file, corpus)
 
     command.__doc__ = (
@@ -104,6 +114,8 @@ for _loader, _what in (
 
 def _labels_loader(loader: str, layout: str, what: str):  # noqa: ANN202 - a typer command
     def command(file: Path, db: DbOption = DEFAULT, quiet: QuietOption = False, json_lines: JsonOption = False) -> None:
+        from rankhouse.loaders import LOADERS
+
         _load_one(progress_sink(quiet, json_lines), db, LOADERS[loader].load, file)
 
     # the file's help names its layout: an annotation object (annotations are strings in this module)
@@ -130,6 +142,8 @@ for _loader, _layout, _what in (
 @runs_app.command("list")
 def runs_list_command(db: DbOption = DEFAULT) -> None:
     """The runs in the warehouse's inputs, with their sizes.  Example: rankhouse runs list"""
+    from rankhouse.warehouse import Warehouse
+
     with Warehouse(db, read_only=db != ":memory:") as wh:
         rows = wh.sql(
             "SELECT run_id, count(DISTINCT qid), count(*), any_value(tag) FROM raw.runs GROUP BY run_id ORDER BY run_id"
@@ -147,6 +161,9 @@ def runs_export_command(
 
     A study's own orderings are written by its commands (the lanes study's: rankhouse lanes export).
     """
+    from rankhouse.loaders import write_run
+    from rankhouse.warehouse import Warehouse
+
     with Warehouse(db, read_only=db != ":memory:") as wh:
         say(f"wrote {write_run(wh, run_id, out):,} lines to {out}")
 
@@ -167,7 +184,6 @@ def runs_validate_command(
     Every rule is SQL over each file's lines, read once. Exit status 2 if a rule is broken.
     Example: rankhouse runs validate runs/*.run --doc-pattern '[0-9]+'
     """
-    from rankhouse.errors import RankhouseError
     from rankhouse.runfiles import summary, validate_runs
 
     problems = validate_runs(files, doc_pattern)
@@ -183,6 +199,8 @@ def runs_validate_command(
 def sources_command(db: DbOption = DEFAULT) -> None:
     """Every loaded file: table, name, rows, SHA-256, loader, time; the labels loaded outside any study too
     (a study's stay behind its gate).  Example: rankhouse sources"""
+    from rankhouse.warehouse import Warehouse
+
     with Warehouse(db, read_only=db != ":memory:") as wh:
         query = "SELECT table_name, name, rows, sha256, loader, loaded_at, path FROM {} ORDER BY table_name, name"
         rows = wh.sql(query.format("inputs.meta.sources"))

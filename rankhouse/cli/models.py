@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,13 +30,13 @@ from rankhouse.cli.engines import (
 )
 from rankhouse.errors import RankhouseError, did_you_mean
 from rankhouse.sentences import first_sentence
-from rankhouse.study import Protocol
-from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project, selection_closure
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
-from rankhouse.warehouse.render import render
-from rankhouse.warehouse.runner import Runner
-from rankhouse.warehouse.scope import Scope
+
+if TYPE_CHECKING:
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import Runner
 
 models_app = typer.Typer(help="The model catalog: list, show and trace models.", no_args_is_help=True)
 ParamOption = Annotated[
@@ -87,6 +87,8 @@ def _statuses(wh: Warehouse, runner: Runner, names: list[str]) -> dict[str, str]
     """Per model: no inputs (a source table it reads is empty here: `rankhouse run` skips it), never built,
     built (its last build's fingerprint is the current one), out of date, or why its fingerprint cannot
     be taken here (e.g. the labels are gated)."""
+    from rankhouse.warehouse.scope import Scope
+
     last = dict(wh.sql(
         "SELECT model, arg_max(fingerprint, started_at) FROM meta.model_runs WHERE status = 'built' GROUP BY model"
     ))  # fmt: skip
@@ -136,6 +138,11 @@ def list_command(
 
     Example: rankhouse models list --study studies/trec_sample.toml --engine spark
     """
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import Runner
+
     choose(engine, ENGINES, "--engine")
     if stage is not None:
         choose(stage, STAGES, "--stage")
@@ -192,6 +199,9 @@ def _open_gate_unless_a_study(wh: Warehouse) -> None:
 
 
 def _fingerprint_and_last_run(db: str, project: Project, name: str) -> tuple[str, str]:
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.runner import Runner
+
     if db != ":memory:" and not Path(db).exists():
         return "(no warehouse yet)", "never"
     with Warehouse(db, read_only=db != ":memory:") as wh:
@@ -220,6 +230,9 @@ def show_command(
 ) -> None:
     """A model's header, parents, children, fingerprint and last run (in the default namespace) and SQL.
     Example: rankhouse models show measure_ap"""
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.render import render
+
     project = Project.load()
     _known_model(project, name)
     model = project.models[name]
@@ -295,6 +308,8 @@ def lineage_command(
 
     Example: rankhouse models lineage judged_ranking --depth 2 --format mermaid
     """
+    from rankhouse.warehouse.dag import Project
+
     choose(output_format, LINEAGE_FORMATS, "--format")
     project = Project.load()
     _known_model(project, name)
@@ -326,6 +341,10 @@ def docs_command(
     Example: rankhouse models docs out/catalog --db rankhouse.duckdb
     """
     from rankhouse.catalog_docs import check_directory, warehouse_states, write_catalog
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import Runner
 
     check_directory(directory)
     protocol = Protocol.load(study) if study is not None else None
@@ -374,6 +393,11 @@ def run_command(
     are built in the warehouse's default namespace, with the models' defaults and -p: a study's own
     models live in its namespace, which `rankhouse run` never touches.
     """
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project, selection_closure
+    from rankhouse.warehouse.runner import Runner
+    from rankhouse.warehouse.scope import Scope
+
     sink = progress_sink(quiet, json_lines)
     params = parse_params(param)
     project = Project.load(params=params, closure=selection_closure(select))  # only what the selection reads

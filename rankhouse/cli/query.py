@@ -16,20 +16,16 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import duckdb
-import sqlglot
 import typer
-from sqlglot import exp
 
 from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, choose, say, table
-from rankhouse.cli.shell import run_session
 from rankhouse.errors import GateError, QueryError, RankhouseError
-from rankhouse.study import Protocol, Study
-from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.memory import array_aggregate_settings
+
+if TYPE_CHECKING:
+    from rankhouse.warehouse import Warehouse
 
 StudyOption = Annotated[
     Path | None, typer.Option("--study", help="Open the labels (gate.*) of this study if its latest freeze verifies.")
@@ -47,6 +43,11 @@ def computes_array_aggregate(sql: str) -> bool:
     >>> computes_array_aggregate("SELECT * FROM models.bm25_ranking WHERE rank = 1")
     True
     """
+    import sqlglot
+    from sqlglot import exp
+
+    from rankhouse.warehouse.dag import Project
+
     try:
         trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
     except sqlglot.errors.ParseError:
@@ -73,6 +74,9 @@ def open_for_analysts(
     """A read-only, locked-down warehouse with every namespace attached; names resolve in --study's
     namespace (the default one without it); the gate open only as the options allow; array aggregates
     on for the session if asked (settings are locked after this)."""
+    from rankhouse.study import Protocol, Study
+    from rankhouse.warehouse import Warehouse
+
     protocol = Protocol.load(study) if study is not None else None
     if protocol is not None and with_labels:
         raise RankhouseError("--with-labels opens the labels loaded outside any study; --study opens a study's")
@@ -117,6 +121,8 @@ def query_command(
 ) -> None:
     """Run one read-only query on the warehouse; every study's tables are `<study>.models.x` and
     `<study>.results.x`.  Example: rankhouse query "FROM trec_sample.results.run_measures" --format csv"""
+    import duckdb
+
     choose(output_format, ("table", "csv", "json", "parquet"), "--format")
     if output_format == "parquet" and output is None:
         raise typer.BadParameter("--format parquet needs --output FILE")
@@ -171,5 +177,7 @@ def shell_command(
 
     Example: rankhouse shell --db study.duckdb
     """
+    from rankhouse.cli.shell import run_session
+
     with open_for_analysts(db, study, with_labels, freezes) as wh:
         run_session(wh, db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,11 +20,11 @@ from rankhouse.cli.common import (
     say,
 )
 from rankhouse.progress import Progress
-from rankhouse.report import build as build_report
-from rankhouse.study import Evaluation, Protocol, Study, outputs_dir_for
-from rankhouse.study.outputs import check_output_dir, check_protocol, summary_table, write_outputs
-from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.runner import DuckDBEngine
+
+if TYPE_CHECKING:
+    from rankhouse.study import Evaluation, Protocol, Study
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.runner import DuckDBEngine
 
 study_app = typer.Typer(
     help="Studies: prepare (no labels), freeze, evaluate (labels behind the gate).", no_args_is_help=True
@@ -64,6 +64,8 @@ def _study(
 ) -> Study:
     """The study of `protocol` on `wh`, its models built on `engine` (DuckDB by default); on another engine,
     a note of how many of its models run there."""
+    from rankhouse.study import Protocol, Study
+
     protocol = protocol if isinstance(protocol, Protocol) else Protocol.load(protocol)
     study = Study(protocol, wh, freezes, progress=progress, engine=engine)
     models = study.prepare_models + study.companions + study.evaluate_models
@@ -76,6 +78,9 @@ def _study(
 def _output_dir(protocol: Protocol, out: Path | None, db: str) -> Path:
     """Where a study's outputs go (--out, default <db>.d/out/<study>/: the warehouse's), checked before
     anything is written: never a folder with another study's results, nor a protocol its writer cannot write."""
+    from rankhouse.study import outputs_dir_for
+    from rankhouse.study.outputs import check_output_dir, check_protocol
+
     check_protocol(protocol)
     out = out or outputs_dir_for(db, protocol.name)
     check_output_dir(out, protocol.name)
@@ -91,6 +96,10 @@ def prepare_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Free
                     no_smoke: NoSmokeOption = None, project_dir: ProjectOption = None) -> None:  # fmt: skip
     """Load the label-free inputs and build the prepare models (on --engine: duckdb, or spark for the
     portable ones).  Example: rankhouse study prepare studies/x.toml --engine spark --master local[2]"""
+    from rankhouse.study import Protocol
+    from rankhouse.study.outputs import check_protocol
+    from rankhouse.warehouse import Warehouse
+
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     check_protocol(loaded)
@@ -115,6 +124,9 @@ def freeze_command(
 ) -> None:
     """Hash the prepared outputs and the evaluate plan into <db>.d/freezes/<study>-<n>.json.
     Example: rankhouse study freeze studies/x.toml"""
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     with Warehouse(db, namespace=loaded.name, say=sink.say) as wh:
@@ -125,6 +137,9 @@ def _evaluate(
     study: Study, out: Path | None, reload: bool = False, full: bool = False, show: Callable[[str], None] = print
 ) -> Evaluation:
     """Evaluate, write the outputs and the report into `out`, and show the writer's summary table."""
+    from rankhouse.report import build as build_report
+    from rankhouse.study.outputs import summary_table, write_outputs
+
     evaluation = study.evaluate(reload, full)
     study.say(f"evaluated under freeze {evaluation.freeze.freeze_id}")
     if out:
@@ -146,6 +161,9 @@ def evaluate_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption 
     """Verify the latest freeze, then open the labels, evaluate (on --engine) and write the outputs (--out,
     default <db>.d/out/<study>/); the freeze verifies whichever engine prepared the study.
     Example: rankhouse study evaluate studies/x.toml"""
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
@@ -163,6 +181,9 @@ def run_command(protocol: ProtocolArg, out: OutOption = None, db: DbOption = DEF
     """prepare, freeze (reusing an identical freeze), evaluate, and write the outputs (--out, default
     <db>.d/out/<study>/), the models built on --engine (duckdb, or spark for the portable ones).
     Example: rankhouse study run studies/x.toml --engine spark"""
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+
     sink = progress_sink(quiet, json_lines)
     loaded = Protocol.load(protocol)
     out = _output_dir(loaded, out, db)
@@ -179,6 +200,9 @@ def status_command(protocol: ProtocolArg, db: DbOption = DEFAULT, freezes: Freez
                    full: FullOption = False, project_dir: ProjectOption = None) -> None:  # fmt: skip
     """The study's stage, its freezes, whether the latest is intact (by row digests; --full: by canonical
     exports); read-only, so it answers while any study builds.  Example: rankhouse study status studies/x.toml"""
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+
     loaded = Protocol.load(protocol)
     with Warehouse(db, read_only=True, namespace=loaded.name, say=say) as wh:
         print("\n".join(_study(loaded, wh, freezes, Progress()).status(full)))

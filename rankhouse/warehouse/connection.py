@@ -46,6 +46,7 @@ import duckdb
 from rankhouse.errors import GateError, RankhouseError
 from rankhouse.warehouse import files
 from rankhouse.warehouse.layout import (
+    DEFAULT_DB,
     DEFAULT_NAMESPACE,
     LAYOUT_VERSION,
     MEMORY,
@@ -60,7 +61,6 @@ from rankhouse.warehouse.layout import (
 )
 from rankhouse.warehouse.memory import PERFECT_HASH_DEFAULT_BITS, array_aggregate_settings, memory_limit
 
-DEFAULT_DB = "rankhouse.duckdb"
 INPUTS = "inputs"
 GATE = "gate"
 MEMORY_STORE = "store_memory"  # the one store catalog of an in-memory warehouse

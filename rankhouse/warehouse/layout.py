@@ -29,12 +29,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from rankhouse.errors import RankhouseError
 from rankhouse.paths import read_sql
 
 MEMORY = ":memory:"
+DEFAULT_DB = "rankhouse.duckdb"  # the warehouse a command opens without --db
 LAYOUT_VERSION = 2  # 1: the single file of rankhouse 0.1 (models, results and meta of every study in one)
 DEFAULT_NAMESPACE = "default"  # the namespace of commands run outside a study (`rankhouse run`, `load`, `eval`)
 KINDS = ("warehouse", "namespace", "store", "labels")
@@ -188,6 +187,8 @@ def identify(path: str | Path) -> FileKind | None:
         return None
     if not path.is_file():
         raise RankhouseError(f"{path} is not a file")
+    import duckdb
+
     con = duckdb.connect()
     try:
         con.execute(f"ATTACH '{_quote(str(path))}' AS probe (READ_ONLY)")

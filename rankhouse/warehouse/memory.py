@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 import os
 import re
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import RankhouseError
+
+if TYPE_CHECKING:
+    import duckdb
 
 MEMORY_LIMIT_VARIABLE = "RANKHOUSE_MEMORY_LIMIT"
 
@@ -26,6 +28,8 @@ def memory_limit(default: str | None = None) -> str | None:
     limit = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()
     if not limit:
         return default or _shared_default()
+    import duckdb
+
     check = duckdb.connect()
     try:
         check.execute(f"SET memory_limit = '{_quote(limit)}'")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,10 +25,10 @@ from rankhouse.cli.common import (
 )
 from rankhouse.errors import RankhouseError
 from rankhouse.progress import Progress, TextProgress
-from rankhouse.study import Protocol, Study
-from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import Runner
+
+if TYPE_CHECKING:
+    from rankhouse.study import Study
+    from rankhouse.warehouse import Warehouse
 
 features_app = typer.Typer(
     help="Named features (seed 004): extraction into the resumable store, and its receipts.", no_args_is_help=True
@@ -80,6 +80,8 @@ TimeoutOption = Annotated[
 
 
 def _study(protocol: Path, wh: Warehouse, sink: Progress | None = None) -> Study:
+    from rankhouse.study import Protocol, Study
+
     return Study(Protocol.load(protocol), wh, progress=sink or TextProgress())
 
 
@@ -108,6 +110,8 @@ def extract_command(
     """
     from rankhouse.endpoint import Settings
     from rankhouse.studies.features.extraction.run import KINDS, extract, extraction_slice
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
 
     if smoke is not None and no_smoke is not None:
         raise RankhouseError("--smoke and --no-smoke exclude each other: a smoke batch, or a full run without one")
@@ -178,6 +182,11 @@ def receipts_command(
     Example: rankhouse features receipts studies/banking77_features.toml --format json
     """
     choose(output_format, RECEIPT_FORMATS, "--format")
+    from rankhouse.study import Protocol
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import Runner
+
     loaded = Protocol.load(protocol)
     parameters = {"study": loaded.name, **loaded.parameters}
     project = Project.load(params=parameters, closure=["extraction_receipts"])

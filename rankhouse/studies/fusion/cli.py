@@ -9,11 +9,8 @@ import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, parse_params, say, whole_number
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders.sources import check_readable
-from rankhouse.loaders.trec import one_stdin
 from rankhouse.progress import TextProgress
-from rankhouse.studies.fusion.fuse import RULES, incomplete_candidates, plan_fusion, run_fusion, write_fused_run
-from rankhouse.warehouse import Warehouse
+from rankhouse.studies.fusion.fuse import RULES
 
 DEFAULT_RULE = "mixture"
 
@@ -106,6 +103,11 @@ def fuse_command(
     Example: rankhouse fuse --arm bm25=a.run --arm dense=b.run --null bm25=a.null --null dense=b.null
     --rule mixture -o mixture.run --db :memory:
     """
+    from rankhouse.loaders.sources import check_readable
+    from rankhouse.loaders.trec import one_stdin
+    from rankhouse.studies.fusion.fuse import incomplete_candidates, plan_fusion, run_fusion, write_fused_run
+    from rankhouse.warehouse import Warehouse
+
     arms = _named_files(arm, "--arm")
     nulls = _named_files(null or [], "--null")
     params = parse_params(param)  # checked before the warehouse is opened

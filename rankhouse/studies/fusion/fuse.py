@@ -16,18 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import RankhouseError, did_you_mean
-from rankhouse.loaders.sources import LoadResult
-from rankhouse.loaders.trec import load_run
 from rankhouse.paths import MODELS_DIR
-from rankhouse.progress import Progress
-from rankhouse.warehouse import Warehouse
 from rankhouse.warehouse.catalog import parse_model
-from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.runner import ModelRun, Runner
+
+if TYPE_CHECKING:  # the rest is imported where it is used: `rankhouse fuse --help` reads RULES alone
+    import pyarrow as pa
+
+    from rankhouse.loaders.sources import LoadResult
+    from rankhouse.progress import Progress
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import ModelRun
 
 # The fusion rules: the one list, the fused_rankings model's `fusion_rules` (its header default).
 RULES = tuple(parse_model(MODELS_DIR / "fusion" / "fused_rankings.sql", MODELS_DIR).parameters["fusion_rules"])
@@ -117,6 +119,8 @@ def plan_fusion(
     params = fusion_parameters(
         arms, depth, {**(extra or {}), "fusion_rules": rules, "rank_arms": len(rules) < len(rankings)}
     )
+    from rankhouse.warehouse.dag import Project
+
     project = Project.load(params=params, closure=["fused_rankings"])  # parses only what it reads
     unread = sorted(set(extra or {}) - {key for model in project.models.values() for key in model.parameters})
     if unread:
@@ -139,14 +143,18 @@ def run_fusion(
     wh: Warehouse,
     plan: FusionPlan,
     progress: Progress | None = None,
-    load: Callable[[Warehouse, object, str], LoadResult] = load_run,
+    load: Callable[[Warehouse, object, str], LoadResult] | None = None,
 ) -> list[ModelRun]:
     """Load a plan's run files (or, with `load`, its runs in another form: the Python API's DataFrames),
-    every arm's under its arm name and, when an asked rule reads them, its null run as `<arm>.null`; then
-    build the plan's models.
+    every arm's under its arm name (by default with the TREC run loader) and, when an asked rule reads
+    them, its null run as `<arm>.null`; then build the plan's models.
 
     Example: run_fusion(wh, plan_fusion(arms, nulls, ["mixture"]), progress=TextProgress())
     """
+    from rankhouse.loaders.trec import load_run
+    from rankhouse.warehouse.runner import Runner
+
+    load = load or load_run
     for arm, path in plan.arms.items():
         load(wh, path, arm)
         if plan.null_rules:
@@ -216,6 +224,8 @@ def fused_rows(wh: Warehouse, rules: Sequence[str]) -> pa.Table:
     >>> fused_rows(wh, ["rrf"]).column_names  # doctest: +SKIP
     ['rule', 'query_id', 'doc_id', 'rank', 'score']
     """
+    import pyarrow as pa
+
     tables = [
         wh.con.sql(
             f"SELECT $rule AS rule, qid AS query_id, docno AS doc_id, rank, score FROM ({FUSED_ROWS}) "

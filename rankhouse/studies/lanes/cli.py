@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rankhouse.cli.common import DEFAULT, DbOption, say
 from rankhouse.errors import RankhouseError
-from rankhouse.runfiles import validate_runs
-from rankhouse.studies.lanes.runs import METHODS, write_ordering
-from rankhouse.warehouse import Warehouse
+from rankhouse.studies.lanes.runs import METHODS
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
+
+if TYPE_CHECKING:
+    from rankhouse.warehouse import Warehouse
 
 lanes_app = typer.Typer(help="The lanes study (seed 002): its orderings as run files.", no_args_is_help=True)
 
@@ -31,6 +32,10 @@ def export_command(
 ) -> None:
     """Write an ordering of the lanes study (six fields, ranks 1..k_t per topic, score k_t + 1 - rank) and
     validate it.  Example: rankhouse lanes export combo combo.run --corpus banking77_lanes"""
+    from rankhouse.runfiles import validate_runs
+    from rankhouse.studies.lanes.runs import write_ordering
+    from rankhouse.warehouse import Warehouse
+
     with Warehouse(db, read_only=True) as wh:
         _use_study_with(wh, "lane_orderings", "corpus", corpus)
         lines = write_ordering(wh, corpus, ordering, out, tag or f"rankhouse-lanes-{ordering}")

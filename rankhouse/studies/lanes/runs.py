@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import RankhouseError
-from rankhouse.studies.lanes.passages import latest_receipts
-from rankhouse.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from rankhouse.warehouse import Warehouse
 
 METHODS = ("combo", "breadth", "narrative")
 
@@ -73,6 +75,8 @@ def write_lanes(wh: Warehouse, corpus: str, path: str | Path) -> int:
 
 def lane_receipts(wh: Warehouse, corpus: str) -> dict[str, dict]:
     """Per topic: k_t, fallback, lanes and the documents each admitted, and passage-cache hits and misses."""
+    from rankhouse.studies.lanes.passages import latest_receipts  # numpy and Arrow: not for `rankhouse lanes --help`
+
     _, cache = latest_receipts(wh, corpus)
     lanes: dict[str, dict] = {}
     for topic, lane, documents, admitted, median, mad, threshold in wh.sql(
