@@ -44,11 +44,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 import rankhouse
 from rankhouse.errors import FreezeError, RankhouseError
@@ -57,6 +55,9 @@ from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.layout import LAYOUT_VERSION
 from rankhouse.warehouse.runner import Runner, model_objects, object_kind, user_functions
+
+if TYPE_CHECKING:  # Arrow and NumPy are imported by the canonical export, which a verification seldom takes
+    import pyarrow as pa
 
 FLOATS = re.compile(r"^(FLOAT|DOUBLE|REAL|DECIMAL.*)$")
 CHUNK = 100_000
@@ -138,6 +139,8 @@ def table_digest(
 
 def _text(column: pa.Array) -> pa.Array:
     """A text column as Arrow's string or large_string (DuckDB may hand a string view)."""
+    import pyarrow as pa
+
     if pa.types.is_string_view(column.type):
         return column.cast(pa.large_string())
     return column
@@ -150,6 +153,10 @@ def _increasing(keys: list[pa.Array]) -> bool:
     >>> _increasing([pa.array([1, 1, 2]), pa.array(["b", "c", "a"])]), _increasing([pa.array([1, 1])])
     (True, False)
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if any(k.null_count for k in keys):
         return False
     n = len(keys[0])
@@ -175,6 +182,9 @@ def canonical_sha256(batches: Iterable[pa.RecordBatch], ordered: bool = False) -
     >>> canonical_sha256([pa.record_batch([pa.array(["a\\n", "b\\n"])], names=["line"])])[1]
     2
     """
+    import numpy as np
+    import pyarrow as pa
+
     chunks: list[str] = []
     chunk, in_chunk, newline_owed, rows, last = hashlib.sha256(), 0, False, 0, None
     for batch in batches:
