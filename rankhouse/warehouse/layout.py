@@ -12,6 +12,7 @@ A warehouse is a set of DuckDB files, named after the file `--db` gives (`rankho
       labels/<study>.duckdb   a study's labels and the evaluate tables made from them (never in the files above)
       freezes/<study>-<n>.json, out/<study>/   a study's freeze files and default outputs
       attach.sql              the ATTACH statements that show it all to a plain DuckDB client
+      cache/row_digests.json  row digests of frozen tables, kept while their files stay as they were
       building/, work/, locks/  copies being written, per-process scratch space, writers' locks
 
 Every file carries `meta.layout` (kind, warehouse id, namespace), so that no command takes a labels,
@@ -138,6 +139,10 @@ class Layout:
     @property
     def locks(self) -> Path:
         return self.home / "locks"
+
+    @property
+    def cache(self) -> Path:
+        return self.home / "cache"
 
     def work(self) -> Path:
         """This process's scratch folder (spill space, copies of labels it opens), removed when it closes."""
