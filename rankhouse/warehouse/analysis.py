@@ -4,7 +4,7 @@ A model's dependencies (the DAG) and its fingerprint both come from its SQL rend
 (jinja2) and parsed (sqlglot): for a study's fifty models a tenth of a second, and as much again to import
 the two. Neither can change unless what they are computed from does, so `analysed(model, params)` keeps
 them in the user's cache, beside the compiled templates (default_cache_dir()/models/), one small JSON file
-per model and parameters, named by the SHA-256 of all they are computed from:
+per model and parameters (user_cache.py), named by the SHA-256 of all they are computed from:
 
 - the model's name, template (its SQL and jinja2), raw parameters and the values of its declared
   parameters (its header defaults overridden by `params`);
@@ -26,20 +26,15 @@ by hand with editing rankhouse.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
 import json
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-import rankhouse
-from rankhouse.paths import PACKAGE, SQL_DIR, default_cache_dir
+from rankhouse.paths import SQL_DIR
+from rankhouse.user_cache import code_signature, key_of, read_entry, write_entry
 from rankhouse.warehouse.catalog import Model, effective_parameters
 
 FORMAT = 1  # of an entry; a new format is a new key
+FOLDER = "models"  # of the user's cache (user_cache.py)
 DEPENDENCIES = ("jinja2", "sqlglot")  # the packages that render and parse a model
 _memory: dict[str, Analysis] = {}  # this process's analyses, by key
 
@@ -69,57 +64,30 @@ def analysed(model: Model, params: dict | None) -> Analysis:
 
 def entry_key(model: Model, values: dict) -> str:
     """The SHA-256 that names the entry of `model` rendered with its parameters' `values`."""
-    given = {"format": FORMAT, "code": code_signature(), "name": model.name, "template": model.template,
-             "raw": list(model.raw), "parameters": values}  # fmt: skip
-    return hashlib.sha256(json.dumps(given, sort_keys=True, default=repr).encode()).hexdigest()
+    values_text = json.dumps(values, sort_keys=True, default=repr)
+    return _key(code_signature(*DEPENDENCIES), macros(), model.name, model.template, model.raw, values_text)
 
 
-@functools.lru_cache(maxsize=1)
-def code_signature() -> str:
-    """What rankhouse's analysis of a model depends on besides the model: the macros' text, rankhouse's
-    code (each module's path, size and modification time), its version and those of Python, jinja2 and
-    sqlglot (their installed metadata's names and their modules' sizes and times). Taken once per process."""
-    parts = [rankhouse.__version__, sys.version]
-    for path in sorted((SQL_DIR / "macros").glob("*.sql")):
-        parts.append(f"{path.name}\n{path.read_text(encoding='utf-8')}")
-    parts += _files(PACKAGE)
-    for name in DEPENDENCIES:
-        spec = importlib.util.find_spec(name)
-        origin = Path(spec.origin) if spec is not None and spec.origin else None
-        if origin is None:
-            parts.append(f"{name}: none")
-            continue
-        site = origin.parent.parent
-        parts += sorted(entry for entry in os.listdir(site) if entry.lower().startswith(f"{name}-"))
-        parts += _files(origin.parent)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+@functools.lru_cache(maxsize=4096)
+def _key(code: str, macro_texts: tuple[str, ...], name: str, template: str, raw: tuple[str, ...], values: str) -> str:
+    given = {"format": FORMAT, "code": code, "macros": list(macro_texts), "name": name, "template": template,
+             "raw": list(raw), "parameters": json.loads(values)}  # fmt: skip
+    return key_of(given)
 
 
-def _files(folder: Path) -> list[str]:
-    """`path size mtime` of every Python module below `folder`."""
-    found = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(n for n in names if n.endswith(".py")):
-            stat = os.stat(os.path.join(root, name))
-            found.append(f"{os.path.join(root, name)} {stat.st_size} {stat.st_mtime_ns}")
-    return found
-
-
-def cache_folder() -> Path:
-    """Where the entries are: default_cache_dir()/models."""
-    return default_cache_dir() / "models"
+@functools.cache
+def macros() -> tuple[str, ...]:
+    """The text of every macro file (sql/macros/), by name: rendered into the models' SQL."""
+    return tuple(
+        f"{path.name}\n{path.read_text(encoding='utf-8')}" for path in sorted((SQL_DIR / "macros").glob("*.sql"))
+    )
 
 
 def _read(key: str) -> Analysis | None:
     """The entry named `key`, if it is one this module wrote for that key (anything else is ignored)."""
-    try:
-        data = json.loads((cache_folder() / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = read_entry(FOLDER, key)
     if not (
-        isinstance(data, dict)
-        and data.get("key") == key
+        data is not None
         and isinstance(data.get("canonical"), str)
         and isinstance(data.get("references"), list)
         and all(isinstance(ref, str) for ref in data["references"])
@@ -129,21 +97,7 @@ def _read(key: str) -> Analysis | None:
 
 
 def _write(key: str, analysis: Analysis) -> None:
-    """Keep an entry (written whole, then renamed into place); a folder that cannot be written is no error."""
-    folder = cache_folder()
-    entry = {"key": key, "references": sorted(analysis.references), "canonical": analysis.canonical}
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key[:16]}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(entry, out)
-            os.replace(temporary, folder / f"{key}.json")
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError:
-        pass
+    write_entry(FOLDER, key, {"references": sorted(analysis.references), "canonical": analysis.canonical})
 
 
 def _compute(model: Model, values: dict) -> Analysis:

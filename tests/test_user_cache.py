@@ -1,8 +1,9 @@
-"""The models' analyses kept between processes (rankhouse/warehouse/analysis.py, issue 39): what a model's
-SQL reads and its canonical text, for its parameters. An entry is named by everything it is computed from,
-so a changed model file, parameter, macro or rankhouse version is analysed afresh; an entry that is
-damaged, foreign or of another key is ignored (and written again), never an error and never a wrong
-answer; a cache folder that cannot be written only loses the cache."""
+"""What rankhouse keeps between processes in the user's cache (rankhouse/user_cache.py, issue 39): the models'
+analyses (rankhouse/warehouse/analysis.py: what a model's SQL reads and its canonical text, for its
+parameters) and the digests seeded plans were seen to have (rankhouse/resample.py). An entry is named by
+everything it is computed from, so a changed model file, parameter, macro, seed or rankhouse version is
+computed afresh; an entry that is damaged, foreign or of another key is ignored (and written again), never
+an error and never a wrong answer; a cache folder that cannot be written only loses the cache."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_dag import model
 
 import rankhouse
+from rankhouse import resample, user_cache
 from rankhouse.errors import ModelError
 from rankhouse.warehouse import Warehouse, analysis
 from rankhouse.warehouse.dag import Project, table_references
@@ -24,7 +27,7 @@ from rankhouse.warehouse.runner import Runner
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
+def cache(tmp_path, monkeypatch) -> Path:  # the models' entries
     """A cache folder of the test's own, and no analysis kept in this process's memory."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(analysis, "_memory", {})
@@ -79,11 +82,11 @@ def test_a_changed_macro_file_names_another_entry(cache, models, monkeypatch, tm
     macros.mkdir(parents=True)
     (macros / "extra.sql").write_text("{% macro extra() %}1{% endmacro %}\n")
     monkeypatch.setattr(analysis, "SQL_DIR", tmp_path / "sql")
-    analysis.code_signature.cache_clear()
+    analysis.macros.cache_clear()
     try:
         assert analysis.entry_key(project.models["top"], {"cutoff": 1}) != before
     finally:
-        analysis.code_signature.cache_clear()
+        analysis.macros.cache_clear()
 
 
 def test_a_parameter_gives_its_own_entry_and_fingerprint(cache, models):
@@ -100,14 +103,14 @@ def test_another_rankhouse_version_names_another_entry(cache, models, monkeypatc
     project = Project.load(models)
     before = analysis.entry_key(project.models["top"], {"cutoff": 1})
     monkeypatch.setattr(rankhouse, "__version__", "0.0.0-other")
-    analysis.code_signature.cache_clear()
+    user_cache.code_signature.cache_clear()
     try:
         assert analysis.entry_key(project.models["top"], {"cutoff": 1}) != before
         monkeypatch.setattr(analysis, "_memory", {})
         assert Project.load(models).references == project.references
         assert len(entries(cache)) == 4  # the entries of both versions
     finally:
-        analysis.code_signature.cache_clear()
+        user_cache.code_signature.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -167,3 +170,69 @@ def test_the_study_machinery_imports_neither_sqlglot_nor_jinja2_when_the_analyse
     assert "sqlglot" in first.stdout  # analysed afresh
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert second.stdout.split() == ["[]"]
+
+
+# -- seeded plans -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def draws(cache, monkeypatch) -> list[int]:
+    """The seeds of the bootstrap plans drawn (not kept as stored), in order."""
+    seeds: list[int] = []
+    original = resample.bootstrap_draws
+
+    def spy(units, replicates, seed):  # noqa: ANN001, ANN202
+        seeds.append(seed)
+        return original(units, replicates, seed)
+
+    monkeypatch.setattr(resample, "bootstrap_draws", spy)
+    return seeds
+
+
+def stored(wh) -> list[tuple]:  # noqa: ANN001
+    return wh.sql("SELECT replicate, draw, item FROM raw.resample_plans WHERE plan = 'p' ORDER BY ALL")
+
+
+def test_a_stored_plan_is_kept_without_drawing_it_again(wh, draws):
+    with wh.writing_inputs():
+        first = resample.store_plan(wh, "p", 5, 20, 7)
+        rows = stored(wh)
+        again = resample.store_plan(wh, "p", 5, 20, 7)
+    assert (first.status, again.status) == ("loaded", "unchanged") and first.sha256 == again.sha256
+    assert draws == [7] and stored(wh) == rows
+    assert again.path == first.path  # the same source line: "generated: {spec}"
+
+
+def test_another_seed_or_a_plan_stored_otherwise_is_drawn(wh, draws):
+    with wh.writing_inputs():
+        resample.store_plan(wh, "p", 5, 20, 7)
+        assert resample.store_plan(wh, "p", 5, 20, 8).status == "loaded"
+        wh.sql("UPDATE inputs.meta.sources SET sha256 = 'other' WHERE table_name = 'raw.resample_plans'")
+        assert resample.store_plan(wh, "p", 5, 20, 8).status == "loaded"  # recorded otherwise: drawn and stored
+    assert draws == [7, 8, 8]
+    expected = np.random.default_rng(8).integers(0, 5, size=(20, 5), dtype=np.int32)
+    assert stored(wh) == [(r, d, int(expected[r, d])) for r in range(20) for d in range(5)]
+
+
+@pytest.mark.parametrize(
+    "damage", ["not json", json.dumps({"digest": 5}), json.dumps({"key": "0" * 64, "digest": "x"})]
+)
+def test_a_damaged_plan_entry_is_drawn_again(wh, draws, damage):
+    with wh.writing_inputs():
+        first = resample.store_plan(wh, "p", 5, 20, 7)
+        (entry,) = (Path(user_cache.folder_of(resample.PLANS))).glob("*.json")
+        entry.write_text(damage)
+        again = resample.store_plan(wh, "p", 5, 20, 7)
+    assert again.status == "unchanged" and again.sha256 == first.sha256 and draws == [7, 7]
+    assert json.loads(entry.read_text())["digest"] == first.sha256  # written again
+
+
+def test_another_numpy_names_another_plan_entry(monkeypatch):
+    spec = {"kind": "bootstrap", "units": 5, "replicates": 20, "seed": 7, "rng": "numpy PCG64"}
+    before = user_cache.key_of({"spec": spec, "code": user_cache.code_signature("numpy")})
+    user_cache.code_signature.cache_clear()
+    monkeypatch.setattr(user_cache.os, "listdir", lambda folder: ["numpy-0.0.0.dist-info"])
+    try:
+        assert user_cache.key_of({"spec": spec, "code": user_cache.code_signature("numpy")}) != before
+    finally:
+        user_cache.code_signature.cache_clear()
