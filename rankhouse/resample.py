@@ -243,7 +243,7 @@ def store_block_plan(wh: Warehouse, plan: str, units: int, blocks: int, seed: in
     assigned = block_draws(units, blocks, seed)
     spec = {"kind": "query_blocks", "units": units, "blocks": blocks, "seed": seed,
             "rng": "numpy PCG64 permutation, dealt out in turn"}  # fmt: skip
-    columns = _plan_table(1, units, "draw", item=assigned[None, :])
+    columns = partial(_plan_table, 1, units, "draw", item=assigned[None, :])
     return _store(wh, "raw.resample_plans", plan, spec, assigned, columns, "resample.query_blocks")
 
 
