@@ -6,12 +6,19 @@ the paired randomization test) has, per replicate, a sign +1 or -1 for each of t
 joins them, so an interval or a p-value is identical at any thread count and on any engine. A plan's
 SHA-256 (over its seed, shape and draws) is recorded in meta.sources, which makes it part of every
 dependent fingerprint.
+
+A seeded plan's draws are a function of its spec (kind, units, replicates, seed), numpy's generator and
+this code: the SHA-256 they were seen to have is kept in the user's cache (user_cache.py, `plans/`, named by
+the spec, numpy's version and rankhouse's code), so that a plan already stored with that SHA-256 is kept
+without drawing its millions of values again (the warm demo's plan: a quarter of its time otherwise).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +26,7 @@ import pyarrow as pa
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.lines import numpy_array
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
+from rankhouse.user_cache import code_signature, key_of, read_entry, write_entry
 from rankhouse.warehouse import Warehouse
 
 
@@ -49,15 +57,35 @@ def _plan_table(replicates: int, units: int, unit_column: str, **values: np.ndar
     return pa.Table.from_arrays([numpy_array(array) for array in columns.values()], names=list(columns))
 
 
-def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray, columns: pa.Table,
+PLANS = "plans"  # the user's cache folder of the digests seeded plans were seen to have
+
+
+def _drawn_before(wh: Warehouse, table: str, plan: str, spec: dict) -> LoadResult | None:
+    """The plan `plan` kept as stored, if it was stored with the SHA-256 that the draws of `spec` were seen
+    to have (the user's cache); None: draw it."""
+    entry = read_entry(PLANS, key_of({"spec": spec, "code": code_signature("numpy")}))
+    digest = entry.get("digest") if entry is not None else None
+    if not isinstance(digest, str) or loaded_sha(wh, "meta.sources", table, plan) != digest:
+        return None
+    return LoadResult(table, plan, "generated: " + json.dumps(spec, sort_keys=True), digest, 0, "unchanged")
+
+
+def _drawn(spec: dict, result: LoadResult) -> LoadResult:
+    """Keep the SHA-256 of the draws of `spec` (the plan just stored or kept) in the user's cache."""
+    write_entry(PLANS, key_of({"spec": spec, "code": code_signature("numpy")}), {"digest": result.sha256})
+    return result
+
+
+def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray, columns: Callable[[], pa.Table],
            loader: str) -> LoadResult:  # fmt: skip
-    """Make (or keep, if identical) the seeded plan `plan` in `table` (columns after `plan`: `columns`),
-    in one transaction; its SHA-256 over the spec and the drawn values goes to meta.sources, so that
-    every model reading the plan is fingerprinted with it."""
+    """Make (or keep, if identical) the seeded plan `plan` in `table` (columns after `plan`: those `columns()`
+    makes, only when the plan is not kept), in one transaction; its SHA-256 over the spec and the drawn
+    values goes to meta.sources, so that every model reading the plan is fingerprinted with it."""
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + values.tobytes()).hexdigest()
     source = "generated: " + json.dumps(spec, sort_keys=True)
     if loaded_sha(wh, "meta.sources", table, plan) == digest:
         return LoadResult(table, plan, source, digest, 0, "unchanged")
+    columns = columns()
     with wh.registered("rh_plan", columns):
         with wh.transaction():
             wh.sql(f"DELETE FROM {table} WHERE plan = ?", [plan])
@@ -69,10 +97,13 @@ def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray,
 @writes_inputs
 def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int) -> LoadResult:
     """Make (or keep, if identical) the plan `plan` in raw.resample_plans; one transaction."""
-    draws = bootstrap_draws(units, replicates, seed)
     spec = {"kind": "bootstrap", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    columns = _plan_table(replicates, units, "draw", item=draws)
-    return _store(wh, "raw.resample_plans", plan, spec, draws, columns, "resample.bootstrap")
+    kept = _drawn_before(wh, "raw.resample_plans", plan, spec)
+    if kept is not None:
+        return kept
+    draws = bootstrap_draws(units, replicates, seed)
+    columns = partial(_plan_table, replicates, units, "draw", item=draws)  # made only if the plan is stored
+    return _drawn(spec, _store(wh, "raw.resample_plans", plan, spec, draws, columns, "resample.bootstrap"))
 
 
 def sign_flips(units: int, replicates: int, seed: int) -> np.ndarray:
@@ -93,9 +124,11 @@ def store_permutation_plan(wh: Warehouse, plan: str, units: int, replicates: int
     Like a bootstrap plan, its SHA-256 (over seed, shape and signs) goes to meta.sources, so that every
     model reading the plan is fingerprinted with it.
     """
-    signs = sign_flips(units, replicates, seed)
     spec = {"kind": "sign_flip", "units": units, "replicates": replicates, "seed": seed, "rng": "numpy PCG64"}
-    return store_signs(wh, plan, signs, spec)
+    kept = _drawn_before(wh, "raw.permutation_plans", plan, spec)
+    if kept is not None:
+        return kept
+    return _drawn(spec, store_signs(wh, plan, sign_flips(units, replicates, seed), spec))
 
 
 @writes_inputs
@@ -109,7 +142,7 @@ def store_signs(wh: Warehouse, plan: str, signs: np.ndarray, spec: dict) -> Load
     signs = np.ascontiguousarray(signs, dtype=np.int8)
     if signs.ndim != 2 or not np.isin(signs, (-1, 1)).all():
         raise RankhouseError(f"a sign-flip plan is a [replicates, units] array of +1 and -1, not {signs.shape!r}")
-    columns = _plan_table(signs.shape[0], signs.shape[1], "item", sign=signs)
+    columns = partial(_plan_table, signs.shape[0], signs.shape[1], "item", sign=signs)
     return _store(wh, "raw.permutation_plans", plan, spec, signs, columns, "resample.sign_flip")
 
 
@@ -210,7 +243,7 @@ def store_block_plan(wh: Warehouse, plan: str, units: int, blocks: int, seed: in
     assigned = block_draws(units, blocks, seed)
     spec = {"kind": "query_blocks", "units": units, "blocks": blocks, "seed": seed,
             "rng": "numpy PCG64 permutation, dealt out in turn"}  # fmt: skip
-    columns = _plan_table(1, units, "draw", item=assigned[None, :])
+    columns = partial(_plan_table, 1, units, "draw", item=assigned[None, :])
     return _store(wh, "raw.resample_plans", plan, spec, assigned, columns, "resample.query_blocks")
 
 

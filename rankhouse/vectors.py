@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankhouse.errors import RankhouseError
+from rankhouse.loaders.lines import numpy_numbers
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 
@@ -139,7 +140,7 @@ def vector_matrix(vectors: pa.ChunkedArray) -> np.ndarray:
     >>> vector_matrix(pa.chunked_array([pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2))])).tolist()
     [[1.0, 2.0]]
     """
-    values = vectors.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    values = numpy_numbers(vectors.combine_chunks().flatten())  # not to_numpy: it imports pandas
     return np.ascontiguousarray(values, dtype=np.float32).reshape(len(vectors), -1)
 
 

@@ -9,8 +9,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import TREC
+from warehouse_files import plain, state, store_table
 
+from rankhouse.errors import RankhouseError
 from rankhouse.paths import MODELS_DIR
 from rankhouse.study import Protocol, Study
 from rankhouse.warehouse import Warehouse
@@ -63,3 +66,48 @@ def prepared_and_frozen(root: Path, protocol: Path) -> None:
     with wh:
         study.prepare()
         study.freeze()
+
+
+def tamper_model(root: Path, protocol: Path) -> str:
+    path = root / "models" / "staging" / "run_ranking.sql"
+    call = "{{ trec_order('r.score', 'r.docno', score_precision) }}"
+    assert call in path.read_text()
+    path.write_text(path.read_text().replace(call, "r.score DESC, r.docno ASC"))
+    return "model run_ranking changed"
+
+
+def tamper_parameter(root: Path, protocol: Path) -> str:
+    protocol.write_text(protocol.read_text().replace('"NumRelRet"]', '"NumRelRet", "P@10"]'))
+    return "parameter measures is"
+
+
+def tamper_input(root: Path, protocol: Path) -> str:
+    run = root / "data" / "results.trunc"
+    run.write_text(run.read_text().replace("FBIS3-27619", "FBIS3-00000", 1))
+    return "input trunc"
+
+
+def tamper_table(root: Path, protocol: Path, cutoff: int = 3) -> str:
+    """Edit the rows of measure_requests in its store table, with plain DuckDB (its namespace's view reads it)."""
+    with plain(root / "w.duckdb", "gated") as con:
+        con.execute(
+            f"UPDATE {store_table(con, 'gated', 'measure_requests')} SET cutoff = {cutoff} WHERE measure = 'P@5'"
+        )
+    return "table models.measure_requests differs from its frozen rows"
+
+
+def assert_evaluate_refused(env: tuple[Path, Path], tamper, evaluated_before: bool) -> None:
+    """Prepare and freeze, evaluate or not, tamper: evaluate is refused, names the change and writes nothing."""
+    root, protocol = env
+    prepared_and_frozen(root, protocol)
+    if evaluated_before:
+        wh, study = open_study(root, protocol)
+        with wh:
+            study.evaluate()
+    message = tamper(root, protocol)
+    before = state(root / "w.duckdb")
+    wh, study = open_study(root, protocol)
+    with wh, pytest.raises(RankhouseError) as err:
+        study.evaluate()
+    assert "the labels stay closed" in str(err.value) and message in str(err.value)
+    assert state(root / "w.duckdb") == before

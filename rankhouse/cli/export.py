@@ -42,6 +42,7 @@ from rankhouse import __version__
 from rankhouse.cli.common import DEFAULT, DbOption, ProjectOption, choose, say
 from rankhouse.errors import RankhouseError
 from rankhouse.warehouse.layout import DEFAULT_NAMESPACE
+from rankhouse.warehouse.literals import literal
 from rankhouse.warehouse.memory import array_aggregate_settings
 
 if TYPE_CHECKING:
@@ -158,8 +159,6 @@ def ordered_rows(wh: Warehouse, model: Model) -> str:
 
 def write_model(wh: Warehouse, model: Model, path: Path, output_format: str) -> int:
     """Write one model's rows to `path` with COPY (in the file-writing connection); the row count."""
-    from rankhouse.warehouse.render import literal
-
     reader = wh.con.sql(ordered_rows(wh, model)).to_arrow_reader(BATCH_ROWS)
     wh.files.register("rh_export_rows", reader)
     try:

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankhouse.loaders.lines import int64_array
+from rankhouse.loaders.lines import int64_array, numpy_numbers
 
 FLOAT_MAX = float(np.finfo(np.float32).max)  # DuckDB refuses to cast a larger double to FLOAT
 
@@ -49,12 +49,12 @@ class QueryBlocks:
         if rows == 0:
             return
         qid, docno = _plain(qid), _plain(docno)
-        scores = _numbers(score)
+        scores = numpy_numbers(score)
         floats = scores.astype(np.float32)
         self._floats_fit &= bool(np.all(np.abs(scores) <= FLOAT_MAX))
         runs = pc.run_end_encode(qid)  # one run of equal qids per block: its values and where it ends
         qids = runs.values.to_pylist()
-        starts = np.concatenate(([0], _numbers(runs.run_ends)[:-1])).astype(np.int64)
+        starts = np.concatenate(([0], numpy_numbers(runs.run_ends)[:-1])).astype(np.int64)
         lengths = np.diff(np.append(starts, rows))
         # pair i: lines i and i + 1 of the chunk; the pair across a block boundary does not count. The
         # docnos decide only between equal scores (equal doubles are equal floats): compared there alone.
@@ -63,7 +63,7 @@ class QueryBlocks:
         if len(tied):
             # Arrow indices: take() would convert numpy ones with pa.array
             pairs = docno.take(int64_array(tied)), docno.take(int64_array(tied + 1))
-            docno_after[tied] = _numbers(pc.greater(*pairs))
+            docno_after[tied] = numpy_numbers(pc.greater(*pairs))
         out_of_double = ~_before(scores[:-1], scores[1:], docno_after)
         out_of_float = ~_before(floats[:-1], floats[1:], docno_after)
         out_of_double[starts[1:] - 1] = out_of_float[starts[1:] - 1] = False
@@ -136,25 +136,6 @@ def _booleans(values: Iterable[bool]) -> pa.Array:
     """A boolean array of `values`."""
     flags = np.fromiter(values, dtype=bool)
     return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(np.packbits(flags, bitorder="little"))])
-
-
-NUMPY_TYPES = {pa.float64(): np.float64, pa.int32(): np.int32, pa.int64(): np.int64}
-
-
-def _numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A float64, int32, int64 or boolean array without nulls as a numpy array, read from its buffers:
-    not to_numpy, whose first call imports pandas (on the way of every run's first chunk).
-
-    >>> _numbers(pa.chunked_array([[1.5], [2.5]])), _numbers(pa.array([True, False, True]).slice(1))
-    (array([1.5, 2.5]), array([False,  True]))
-    """
-    array = _plain(array)
-    assert array.null_count == 0, "an array with nulls"
-    if array.type == pa.bool_():
-        bits = np.unpackbits(np.frombuffer(array.buffers()[1], np.uint8), bitorder="little")
-        return bits[array.offset : array.offset + len(array)].astype(bool)
-    offset = array.offset * array.type.byte_width
-    return np.frombuffer(array.buffers()[1], NUMPY_TYPES[array.type], count=len(array), offset=offset)
 
 
 def _before(score: np.ndarray | float, next_score: np.ndarray | float, docno_after: np.ndarray | bool):  # noqa: ANN202

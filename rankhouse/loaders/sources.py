@@ -20,11 +20,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import InputError
-from rankhouse.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from rankhouse.warehouse import Warehouse
 
 STDIN = "-"  # the path that means standard input
 STDIN_SHOWN = "<stdin>"  # how standard input is named in messages and in meta.sources

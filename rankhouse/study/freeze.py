@@ -19,7 +19,9 @@ DuckDB's 64-bit hash of every row (one scan, no sort: a fraction of the canonica
 measured in docs/performance.md). Verifying a freeze (study status, evaluate, a query's labels)
 takes the row digest again: the same digest, from the DuckDB version that took it, means the rows the
 canonical SHA-256 was taken over; any other digest (or another DuckDB version, whose hash may differ)
-takes the canonical export again, which decides. `--full` takes the canonical export of every table.
+takes the canonical export again, which decides. A row digest taken before, of the very DuckDB file
+that holds the table now (its path, inode, size and times: digests.py), is not taken again. `--full`
+takes every row digest and the canonical export of every table afresh.
 The row digest is not a cryptographic hash: it finds any edit, not a forgery built against DuckDB's
 hash function; the canonical SHA-256 stays the freeze's record.
 Older freezes wrote floating-point numbers with 12 significant digits (their `canonical_export`
@@ -44,19 +46,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 import rankhouse
 from rankhouse.errors import FreezeError, RankhouseError
+from rankhouse.study.digests import RowDigests, row_digest_and_count
 from rankhouse.study.protocol import Protocol, shown
 from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
 from rankhouse.warehouse.layout import LAYOUT_VERSION
 from rankhouse.warehouse.runner import Runner, model_objects, object_kind, user_functions
+
+if TYPE_CHECKING:  # Arrow and NumPy are imported by the canonical export, which a verification seldom takes
+    import pyarrow as pa
 
 FLOATS = re.compile(r"^(FLOAT|DOUBLE|REAL|DECIMAL.*)$")
 CHUNK = 100_000
@@ -138,6 +142,8 @@ def table_digest(
 
 def _text(column: pa.Array) -> pa.Array:
     """A text column as Arrow's string or large_string (DuckDB may hand a string view)."""
+    import pyarrow as pa
+
     if pa.types.is_string_view(column.type):
         return column.cast(pa.large_string())
     return column
@@ -150,6 +156,10 @@ def _increasing(keys: list[pa.Array]) -> bool:
     >>> _increasing([pa.array([1, 1, 2]), pa.array(["b", "c", "a"])]), _increasing([pa.array([1, 1])])
     (True, False)
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if any(k.null_count for k in keys):
         return False
     n = len(keys[0])
@@ -175,6 +185,9 @@ def canonical_sha256(batches: Iterable[pa.RecordBatch], ordered: bool = False) -
     >>> canonical_sha256([pa.record_batch([pa.array(["a\\n", "b\\n"])], names=["line"])])[1]
     2
     """
+    import numpy as np
+    import pyarrow as pa
+
     chunks: list[str] = []
     chunk, in_chunk, newline_owed, rows, last = hashlib.sha256(), 0, False, 0, None
     for batch in batches:
@@ -208,18 +221,13 @@ def canonical_sha256(batches: Iterable[pa.RecordBatch], ordered: bool = False) -
 
 
 def row_digest(wh: Warehouse, table: str) -> str:
-    """The row digest of `table` (a table name or a parenthesised query): one scan, order-independent.
+    """The row digest of `table` (a table name or a parenthesised query): one scan, order-independent
+    (digests.py row_digest_and_count).
 
     >>> row_digest(wh, "raw.resample_plans")  # doctest: +SKIP
     '3b0f...'
     """
-    described = wh.sql(f"DESCRIBE SELECT * FROM {table}")
-    rows, total, xor = wh.sql(
-        f"SELECT count(*), coalesce(sum(hash(rh_row)::HUGEINT), 0), coalesce(bit_xor(hash(rh_row)), 0) "
-        f"FROM {table} AS rh_row"
-    )[0]
-    columns = "".join(f"{name}\t{kind}\n" for name, kind, *_ in described)
-    return hashlib.sha256(f"{columns}{rows}\t{total}\t{xor}".encode()).hexdigest()
+    return row_digest_and_count(wh, table)[0]
 
 
 @dataclass(frozen=True)
@@ -479,24 +487,29 @@ class Freezing:
         SHA-256 of its canonical export, except for a table a recipe decides (derived_tables), which its
         row digest identifies (as `known`, the freeze compared with, recorded it, or `known` is None).
         A table whose row digest is the one `known` recorded, taken by this DuckDB version, keeps
-        `known`'s entry without a canonical export unless `full` (this module: row digest)."""
+        `known`'s entry without a canonical export unless `full` (this module: row digest). A row digest
+        taken before, of the very file that holds the table now, is not taken again unless `full`
+        (digests.py)."""
         recorded = known.record["tables"] if known is not None else {}
         same_engine = known is not None and known.record.get("duckdb_version") == duckdb.__version__
         derived = self.derived_tables()
+        taken = RowDigests(self.wh)
         digests = {}
         for table, grain in self.frozen_tables().items():
-            if not self.wh.table_exists(table):
+            resolved = self.wh.resolve(table)
+            if resolved is None:
                 digests[table] = None
                 continue
-            quick = row_digest(self.wh, table)
+            quick, count = row_digest_and_count(self.wh, table) if full else taken.take(table, resolved)
             before = recorded.get(table) or {}
             if same_engine and not full and before.get("quick") == quick:
                 digests[table] = before
             elif table in derived and "sha256" not in before:
-                digests[table] = {"rows": self.wh.sql(f"SELECT count(*) FROM {table}")[0][0], "quick": quick}
+                digests[table] = {"rows": count, "quick": quick}
             else:
                 digest, rows = table_digest(self.wh, table, grain, export)
                 digests[table] = {"sha256": digest, "rows": rows, "quick": quick}
+        taken.save()
         return digests
 
     def freeze(

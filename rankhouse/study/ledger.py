@@ -16,7 +16,7 @@ from rankhouse.progress import Progress
 from rankhouse.study.freeze import row_digest, table_digest
 from rankhouse.study.protocol import Input, Protocol, check_regular, shown
 from rankhouse.warehouse import Warehouse
-from rankhouse.warehouse.render import literal
+from rankhouse.warehouse.literals import literal
 
 
 class InputLedger:

@@ -14,7 +14,7 @@ from rankhouse.generators import GENERATORS
 from rankhouse.loaders import LOADERS
 from rankhouse.loaders.sources import sha256_bytes
 from rankhouse.project import check_protocol_project, model_roots
-from rankhouse.warehouse.catalog import load_models
+from rankhouse.warehouse.catalog import load_models, model_paths
 from rankhouse.warehouse.dag import selection_closure
 from rankhouse.warehouse.layout import check_namespace
 
@@ -152,7 +152,10 @@ def study_models(protocol: Protocol) -> list[str] | None:
     prepare, evaluate = selection_closure(protocol.prepare), selection_closure(protocol.evaluate)
     if prepare is None or evaluate is None:
         return None
-    companions = [name for name, model in load_models(model_roots()).items() if model.companion]
+    roots = model_roots()
+    # only a file that says `companion` can be one: the others are neither parsed nor checked here
+    named = [name for name, path in model_paths(roots).items() if "companion" in path.read_text(encoding="utf-8")]
+    companions = [name for name, model in load_models(roots, named).items() if model.companion]
     return list(dict.fromkeys(prepare + evaluate + companions))
 
 

@@ -71,6 +71,7 @@ HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
 AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
 _TOLERANCE = r"\w+\s+\d+(?:\.\d*)?(?:e[-+]?\d+)?"
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a plain name: a model, a column, a raw parameter
 PARITY = re.compile(rf"^within\(\s*({_TOLERANCE}(?:\s*,\s*{_TOLERANCE})*)\s*\):\s*\S", re.IGNORECASE)
 
 
@@ -174,6 +175,30 @@ def parameter_fits(value: object, default: object) -> bool:
     if isinstance(default, dict):
         return isinstance(value, dict) and all(isinstance(k, str) and is_parameter_value(v) for k, v in value.items())
     return False
+
+
+def effective_parameters(model: Model, params: dict | None) -> dict:
+    """The model's declared parameters: header defaults, overridden by `params` where given, each
+    checked to be of the type its default declares (and a raw parameter's values to be plain names)."""
+    given = params or {}
+    values = {}
+    for key, default in model.parameters.items():
+        value = given.get(key, default)
+        if not parameter_fits(value, default):
+            raise ModelError(
+                model.name,
+                f"parameter {key} is declared {parameter_kind(default)} (default {default!r}), given {value!r}",
+            )
+        if key in model.raw:
+            for text in value if isinstance(value, (list, tuple)) else [value]:
+                if not isinstance(text, str) or not IDENTIFIER.match(text):
+                    raise ModelError(
+                        model.name,
+                        f"parameter {key} is declared raw and must be a plain name (letters, digits and _, not "
+                        f"starting with a digit), not {text!r}",
+                    )
+        values[key] = value
+    return values
 
 
 def declared_parameters(models: Iterable[Model]) -> dict[str, dict[str, object]]:

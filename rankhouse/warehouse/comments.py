@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rankhouse.warehouse.catalog import Model
 from rankhouse.warehouse.connection import MEMORY, Warehouse
-from rankhouse.warehouse.render import literal
+from rankhouse.warehouse.literals import literal
 
 
 def describe(wh: Warehouse, model: Model, home: str) -> None:

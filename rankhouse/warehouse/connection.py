@@ -132,7 +132,13 @@ class Warehouse:
         self._memory_limit = memory_limit(default_memory_limit)  # refused before anything is opened
         self._scratch = tempfile.mkdtemp(prefix="rankhouse-") if self.path == MEMORY else None
         self.layout = Layout.of(self.path, Path(self._scratch) if self._scratch else None)
-        self._check_inputs_file()
+        self.con = duckdb.connect()  # also the one the inputs file is identified in: one DuckDB instance
+        self._main_con = self.con
+        try:
+            self._check_inputs_file()
+        except BaseException:
+            self.con.close()
+            raise
         self.work = self.layout.work()
         self._files: duckdb.DuckDBPyConnection | None = None
         self.namespace: str = ""
@@ -144,8 +150,6 @@ class Warehouse:
         self._gate_writable = False
         self._resolving_inputs = False
         self._unborn = False  # a new warehouse whose inputs file is not written yet
-        self.con = duckdb.connect()
-        self._main_con = self.con
         try:
             self._open(namespace)
         except BaseException:
@@ -158,7 +162,7 @@ class Warehouse:
         rankhouse 0.1, or another DuckDB file), before anything is opened or written."""
         if self.layout.in_memory:
             return
-        kind = identify(self.path)
+        kind = identify(self.path, self.con)
         if kind is None:
             if self.read_only:
                 raise RankhouseError(f"no warehouse at {self.path}")

@@ -1,21 +1,36 @@
-"""The model DAG: dependencies inferred from the SQL, checked, ordered and selected (dbt syntax)."""
+"""The model DAG: dependencies inferred from the SQL, checked, ordered and selected (dbt syntax).
+
+What each model reads comes from its SQL rendered and parsed (sqlglot: table_references), kept between
+processes by analysis.py; sqlglot is imported only when a model is analysed afresh.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import ModelError, did_you_mean
 from rankhouse.functions import FUNCTIONS
 from rankhouse.project import as_roots
-from rankhouse.warehouse.catalog import Model, load_glossary, load_models, model_paths, parse_model, root_of
+from rankhouse.warehouse.analysis import analysed
+from rankhouse.warehouse.catalog import (
+    IDENTIFIER,
+    Model,
+    load_glossary,
+    load_models,
+    model_paths,
+    parse_model,
+    root_of,
+)
 from rankhouse.warehouse.layout import schema_ddl
-from rankhouse.warehouse.render import IDENTIFIER, parse, render
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 # Schemas a model may read: other models, loaded inputs, and labels through the gate (the kind of file
 # whose DDL declares them: layout.schema_ddl, sql/ and every study's own tables).
@@ -39,7 +54,6 @@ def declared_sources() -> set[str]:
 
 # The only table functions a model may call where it reads a table: generators that read nothing.
 TABLE_GENERATORS = ("generate_series", "range", "unnest")
-GENERATOR_NODES = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Unnest, exp.Explode)
 # Functions refused wherever they appear, even where DuckDB would not run them (in case the parser puts
 # a table function where this walk does not look for one): DuckDB's readers of files, of other queries
 # and of its catalog, and getenv (a scalar of DuckDB's command line). DuckDB has no other scalar function
@@ -61,13 +75,25 @@ NONDETERMINISTIC = re.compile(
     r"rand|random|setseed|uuid|uuidv4|uuidv7|gen_random_uuid|nextval|currval|pragma_\w+)$",
     re.IGNORECASE,
 )
-NONDETERMINISTIC_NODES = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.CurrentUser, exp.Rand,
-                          exp.Uuid, exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentVersion, exp.CurrentCatalog,
-                          exp.Localtimestamp, exp.SessionUser)  # fmt: skip
+
+
+@functools.cache
+def nodes() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """sqlglot's nodes of the table generators (TABLE_GENERATORS) and of the functions of the session and
+    the clock (NONDETERMINISTIC), for the walk of table_references."""
+    from sqlglot import exp
+
+    generators = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Unnest, exp.Explode)
+    session = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.CurrentUser, exp.Rand, exp.Uuid,
+               exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentVersion, exp.CurrentCatalog, exp.Localtimestamp,
+               exp.SessionUser)  # fmt: skip
+    return generators, session
 
 
 def function_name(func: exp.Func) -> str:
     """A function's name as written (sqlglot's name for the functions it knows)."""
+    from sqlglot import exp
+
     return func.name if isinstance(func, exp.Anonymous) else func.sql_name()
 
 
@@ -75,12 +101,15 @@ def table_references(model: Model, tree: exp.Expression) -> set[str]:
     """`schema.table` names the SQL reads, from a walk of the whole tree: CTE names are resolved where
     they are used; table functions other than the generators, names that are not plain identifiers
     (DuckDB reads a quoted path as a file) and the functions of FILE_FUNCTIONS are refused."""
+    from sqlglot import exp
+
+    session_nodes = nodes()[1]
     refs = set()
     for node in tree.walk():
         if isinstance(node, exp.Func) and FILE_FUNCTIONS.match(function_name(node)):
             name = function_name(node).upper()
             raise ModelError(model.name, f"calls {name}, which reads files, queries or the process; {READ_ONLY_TABLES}")
-        if isinstance(node, NONDETERMINISTIC_NODES) or (
+        if isinstance(node, session_nodes) or (
             isinstance(node, exp.Func) and NONDETERMINISTIC.match(function_name(node))
         ):
             name = function_name(node) if isinstance(node, exp.Func) else node.sql("duckdb")
@@ -111,7 +140,7 @@ def table_references(model: Model, tree: exp.Expression) -> set[str]:
 
 def check_table_function(model: Model, func: exp.Func) -> None:
     """A function read as a table must be one of the generators."""
-    if isinstance(func, GENERATOR_NODES) or function_name(func).lower() in TABLE_GENERATORS:
+    if isinstance(func, nodes()[0]) or function_name(func).lower() in TABLE_GENERATORS:
         return
     raise ModelError(
         model.name,
@@ -122,6 +151,8 @@ def check_table_function(model: Model, func: exp.Func) -> None:
 
 def table_reference(model: Model, table: exp.Table) -> str | None:
     """The `schema.table` a table node reads, or None for a CTE visible where it is read."""
+    from sqlglot import exp
+
     if not isinstance(table.this, exp.Identifier):
         if isinstance(table.this, exp.Func):
             check_table_function(model, table.this)
@@ -152,6 +183,8 @@ def table_reference(model: Model, table: exp.Table) -> str | None:
 def visible_ctes(node: exp.Expression) -> set[str]:
     """The CTE names visible at `node` (lower case): every CTE of each enclosing query whose body
     contains it; of a WITH that contains it, the CTEs before its own (and its own in WITH RECURSIVE)."""
+    from sqlglot import exp
+
     names: set[str] = set()
     child, parent = node, node.parent
     while parent is not None:
@@ -198,29 +231,30 @@ class Project:
         """
         params = dict(params or {})
         roots = as_roots(models_dir)
-        trees = None
+        references = None
         if closure is None:
             models = load_models(roots)
         else:
-            models, trees = reachable(roots, closure, params)
+            models, references = reachable(roots, closure, params)
         project = cls(models, declared_sources(), params, roots)
-        if trees is not None:
-            project.__dict__["trees"] = trees  # parsed already: the cached property's value
+        if references is not None:
+            project.__dict__["references"] = references  # read already: the cached property's value
         project.check()
         return project
 
     @cached_property
     def trees(self) -> dict[str, exp.Expression]:
-        """Per model: its SQL rendered with the project's parameters, parsed."""
+        """Per model: its SQL rendered with the project's parameters, parsed (sqlglot's tree: shared, read it
+        only)."""
+        from rankhouse.warehouse.render import parse, render
+
         return {model.name: parse(model, render(model, self.params)) for model in self.models.values()}
 
     @cached_property
     def references(self) -> dict[str, set[str]]:
-        """Per model: every table it reads (parsed from the SQL rendered with the project's parameters)."""
-        refs = {}
-        for model in self.models.values():
-            refs[model.name] = table_references(model, self.trees[model.name]) | {d.lower() for d in model.depends_on}
-        return refs
+        """Per model: every table it reads (parsed from the SQL rendered with the project's parameters: its
+        analysis, analysis.py) and those its header's depends_on names."""
+        return {model.name: reads(model, self.params) for model in self.models.values()}
 
     @cached_property
     def parents(self) -> dict[str, list[str]]:
@@ -376,28 +410,32 @@ class Project:
         return [item.strip("+") for item in selection_items(spec or "") if not item.startswith(("stage:", "group:"))]
 
 
+def reads(model: Model, params: dict) -> set[str]:
+    """Every table `model` reads with `params`: its SQL's (analysis.py) and its header's depends_on."""
+    return set(analysed(model, params).references) | {d.lower() for d in model.depends_on}
+
+
 def reachable(
     models_dir: Path | Sequence[Path], names: list[str], params: dict
-) -> tuple[dict[str, Model], dict[str, exp.Expression]]:
-    """The models `names` and every model they read, directly or not, with their SQL (rendered with
-    `params`) parsed: found by reading and parsing only those files. A name that is not a model is
-    refused; a model read that does not exist is left for Project.check to name."""
+) -> tuple[dict[str, Model], dict[str, set[str]]]:
+    """The models `names` and every model they read, directly or not, with the tables each reads (its SQL
+    rendered with `params`): found by reading and analysing only those files. A name that is not a model
+    is refused; a model read that does not exist is left for Project.check to name."""
     paths, glossary = model_paths(models_dir), load_glossary(models_dir)
     for name in names:
         if name not in paths:
             raise ModelError(name, f"no such model{did_you_mean(name, paths)}")
     models: dict[str, Model] = {}
-    trees: dict[str, exp.Expression] = {}
+    references: dict[str, set[str]] = {}
     todo = list(names)
     while todo:
         name = todo.pop()
-        if name in trees:
+        if name in references:
             continue
         model = models[name] = parse_model(paths[name], root_of(paths[name], models_dir), glossary)
-        trees[name] = parse(model, render(model, params))
-        refs = table_references(model, trees[name]) | {d.lower() for d in model.depends_on}
+        refs = references[name] = reads(model, params)
         todo += [ref.split(".", 1)[1] for ref in refs if ref.startswith("models.") and ref.split(".", 1)[1] in paths]
-    return models, trees
+    return models, references
 
 
 def selection_items(spec: str) -> list[str]:

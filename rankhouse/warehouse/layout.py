@@ -12,6 +12,7 @@ A warehouse is a set of DuckDB files, named after the file `--db` gives (`rankho
       labels/<study>.duckdb   a study's labels and the evaluate tables made from them (never in the files above)
       freezes/<study>-<n>.json, out/<study>/   a study's freeze files and default outputs
       attach.sql              the ATTACH statements that show it all to a plain DuckDB client
+      cache/row_digests.json  row digests of frozen tables, kept while their files stay as they were
       building/, work/, locks/  copies being written, per-process scratch space, writers' locks
 
 Every file carries `meta.layout` (kind, warehouse id, namespace), so that no command takes a labels,
@@ -28,9 +29,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rankhouse.errors import RankhouseError
 from rankhouse.paths import read_sql
+
+if TYPE_CHECKING:
+    import duckdb
 
 MEMORY = ":memory:"
 DEFAULT_DB = "rankhouse.duckdb"  # the warehouse a command opens without --db
@@ -139,6 +144,10 @@ class Layout:
     def locks(self) -> Path:
         return self.home / "locks"
 
+    @property
+    def cache(self) -> Path:
+        return self.home / "cache"
+
     def work(self) -> Path:
         """This process's scratch folder (spill space, copies of labels it opens), removed when it closes."""
         return self.home / "work" / f"{os.getpid()}-{os.urandom(4).hex()}"
@@ -176,9 +185,10 @@ class FileKind:
     namespace: str | None = None
 
 
-def identify(path: str | Path) -> FileKind | None:
-    """The kind of the DuckDB file at `path` (None if there is no file), read without writing to it;
-    a file that is not DuckDB's is refused.
+def identify(path: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> FileKind | None:
+    """The kind of the DuckDB file at `path` (None if there is no file), read without writing to it (in
+    `con`, attached and detached again, or in a connection of its own); a file that is not DuckDB's is
+    refused.
 
     Example: identify("rankhouse.d/labels/banking77.duckdb") gives FileKind('labels', 2, '3f2a...', 'banking77').
     """
@@ -189,7 +199,8 @@ def identify(path: str | Path) -> FileKind | None:
         raise RankhouseError(f"{path} is not a file")
     import duckdb
 
-    con = duckdb.connect()
+    own = con is None
+    con = duckdb.connect() if own else con
     try:
         con.execute(f"ATTACH '{_quote(str(path))}' AS probe (READ_ONLY)")
         tables = {
@@ -216,7 +227,10 @@ def identify(path: str | Path) -> FileKind | None:
     except duckdb.Error as exc:
         raise RankhouseError(f"{path} is not a DuckDB file rankhouse can read: {str(exc).splitlines()[0]}") from None
     finally:
-        con.close()
+        if own:
+            con.close()
+        elif "probe" in {name for (name,) in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}:
+            con.execute("DETACH probe")
 
 
 def file_identity(path: str | Path) -> tuple[int, int] | None:

@@ -20,7 +20,6 @@ placeholder, checked in the tokens of the rendered SQL, then replaced. Raw param
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import hashlib
 import os
@@ -42,53 +41,11 @@ from sqlglot.tokens import TokenType
 from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.measures import measure_families, measure_models, measure_values
 from rankhouse.paths import SQL_DIR, default_cache_dir
-from rankhouse.warehouse.catalog import Model, parameter_fits, parameter_kind
+from rankhouse.warehouse.catalog import IDENTIFIER, Model, effective_parameters
+from rankhouse.warehouse.literals import RENDERING, ParameterText, literal, quote
 
 MACROS_DIR = SQL_DIR / "macros"
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DUCKDB = Dialect.get_or_raise("duckdb")
-
-
-class ParameterText(str):
-    """The text of a string parameter (or of a string in a list or table parameter) while a template
-    renders: it renders as a SQL literal, and every way of making other text of it is refused."""
-
-    name: str
-
-    def __new__(cls, text: str = "", name: str = "") -> ParameterText:
-        self = super().__new__(cls, text)
-        self.name = name
-        return self
-
-    def __repr__(self) -> str:
-        return f"<parameter {self.name}>"
-
-    def misuse(self, how: str) -> str:
-        """The message when the template makes text of the parameter by `how`."""
-        n = self.name
-        return (
-            f"a string of parameter {n} renders only as a SQL literal ({{{{ {n} }}}} or {{{{ {n} | literal }}}}), "
-            f"as a name ({{{{ {n} | identifier }}}}) or, declared `-- raw: {n}` in the header, as it is; "
-            f"the template makes text of it with {how}"
-        )
-
-
-def _refuse(how: str):
-    def refused(self: ParameterText, *args: object, **kwargs: object):
-        raise RankhouseError(self.misuse(how))
-
-    return refused
-
-
-for _name in ("capitalize casefold center encode expandtabs format format_map join ljust lower lstrip partition "
-              "removeprefix removesuffix replace rjust rpartition rsplit rstrip split splitlines strip swapcase "
-              "title translate upper zfill").split():  # fmt: skip
-    setattr(ParameterText, _name, _refuse(f".{_name}()"))
-for _name, _how in (("__str__", "str() (~, | join, % and the like)"), ("__format__", "format()"),
-                    ("__getitem__", "an index or a slice"), ("__iter__", "iteration over its characters"),
-                    ("__add__", "+"), ("__radd__", "+"), ("__mul__", "*"), ("__rmul__", "*"),
-                    ("__mod__", "%"), ("__rmod__", "%")):  # fmt: skip
-    setattr(ParameterText, _name, _refuse(_how))
 
 
 class Named:
@@ -181,41 +138,6 @@ class Literals:
                 f"as in E'...'); write {{{{ {name} }}}} alone: it renders as a quoted SQL literal",
             )
         return re.sub(f"'{re.escape(self.marker)}(\\d+)'", lambda m: self.quoted[int(m.group(1))][1], sql)
-
-
-RENDERING: contextvars.ContextVar[Literals | None] = contextvars.ContextVar("rendering", default=None)
-
-
-def quote(text: str) -> str:
-    """Text as a SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def number(value: int | float) -> str:
-    """A number as SQL: its repr, in parentheses when negative (so that `x -{{ n }}` is no comment)."""
-    text = repr(value)
-    return f"({text})" if text.startswith("-") else text
-
-
-def literal(value: object) -> str:
-    """A Python value as a SQL literal: strings quoted, None as NULL, booleans as TRUE/FALSE, a list
-    as a parenthesised list for `IN` (an empty list as `(NULL)`, which matches nothing).
-
-    >>> literal("it's"), literal(None), literal(True), literal(2.5), literal(["a", "b"]), literal([])
-    ("'it''s'", 'NULL', 'TRUE', '2.5', "('a', 'b')", '(NULL)')
-    """
-    if isinstance(value, (list, tuple)):
-        return "(" + (", ".join(literal(v) for v in value) or "NULL") + ")"
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        return number(value)
-    if isinstance(value, ParameterText):
-        literals = RENDERING.get()
-        return literals.placeholder(value) if literals else quote(str.__str__(value))
-    return quote(str(value))
 
 
 def identifier(value: object) -> str:
@@ -392,30 +314,6 @@ def compiled(template: str) -> jinja2.Template:
         bucket.code = ENV.compile(template)
         cache.set_bucket(bucket)
     return ENV.template_class.from_code(ENV, bucket.code, ENV.make_globals(None))
-
-
-def effective_parameters(model: Model, params: dict | None) -> dict:
-    """The model's declared parameters: header defaults, overridden by `params` where given, each
-    checked to be of the type its default declares (and a raw parameter's values to be plain names)."""
-    given = params or {}
-    values = {}
-    for key, default in model.parameters.items():
-        value = given.get(key, default)
-        if not parameter_fits(value, default):
-            raise ModelError(
-                model.name,
-                f"parameter {key} is declared {parameter_kind(default)} (default {default!r}), given {value!r}",
-            )
-        if key in model.raw:
-            for text in value if isinstance(value, (list, tuple)) else [value]:
-                if not isinstance(text, str) or not IDENTIFIER.match(text):
-                    raise ModelError(
-                        model.name,
-                        f"parameter {key} is declared raw and must be a plain name (letters, digits and _, not "
-                        f"starting with a digit), not {text!r}",
-                    )
-        values[key] = value
-    return values
 
 
 MEASURE_FILTER = re.compile(r"\b(\w+)\s*\|\s*measure_(?:values|families|models)\b")

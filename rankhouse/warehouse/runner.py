@@ -13,12 +13,12 @@ import duckdb
 from rankhouse import functions
 from rankhouse.errors import AuditError, ModelError, RankhouseError
 from rankhouse.progress import SILENT, Progress
+from rankhouse.warehouse.analysis import analysed
 from rankhouse.warehouse.audits import audit_sql
-from rankhouse.warehouse.catalog import Audit, Model
+from rankhouse.warehouse.catalog import Audit, Model, effective_parameters
 from rankhouse.warehouse.comments import describe
 from rankhouse.warehouse.connection import Warehouse
 from rankhouse.warehouse.dag import Project
-from rankhouse.warehouse.render import canonical_sql, effective_parameters, parse, render
 
 
 @dataclass(frozen=True)
@@ -233,13 +233,12 @@ class Runner:
 
     def _digest(self, name: str, labelled: bool) -> str:
         model = self.project.models[name]
-        tree = parse(model, render(model, self.params))
         refs = self.project.references[name]
         parents = {
             p: (self.fingerprint(p) if labelled else self.plan_fingerprint(p)) for p in self.project.parents[name]
         }
         payload = {
-            "sql": canonical_sql(tree),
+            "sql": analysed(model, self.params).canonical,  # render.canonical_sql of its rendered SQL
             "version": model.version,
             "materialized": model.materialized,
             "parameters": effective_parameters(model, self.params),
@@ -387,6 +386,8 @@ class Runner:
             if self.wh.gated():
                 raise ModelError(model.name, "is an evaluate model: it is built only once the labels gate is open")
             self.wh.open_gate()  # outside a study: evaluate models live beside the labels loaded outside one
+        from rankhouse.warehouse.render import render
+
         sql = render(model, self.params)
         defined = [] if self._functions_checked else user_functions(self.wh)
         self._functions_checked = not defined

@@ -16,7 +16,19 @@ import duckdb
 import pytest
 from clirunner import rankhouse
 from conftest import TREC
-from gated_study import labels_file, make_env, open_study, prepared_and_frozen, sha, write_protocol
+from gated_study import (
+    assert_evaluate_refused,
+    labels_file,
+    make_env,
+    open_study,
+    prepared_and_frozen,
+    sha,
+    tamper_input,
+    tamper_model,
+    tamper_parameter,
+    tamper_table,
+    write_protocol,
+)
 from warehouse_files import plain, state, store_table
 
 from rankhouse.errors import ModelError, RankhouseError
@@ -143,50 +155,10 @@ def test_a_prepare_stage_cannot_select_evaluate_models(env):
         open_study(root, protocol)
 
 
-def tamper_model(root: Path, protocol: Path) -> str:
-    path = root / "models" / "staging" / "run_ranking.sql"
-    call = "{{ trec_order('r.score', 'r.docno', score_precision) }}"
-    assert call in path.read_text()
-    path.write_text(path.read_text().replace(call, "r.score DESC, r.docno ASC"))
-    return "model run_ranking changed"
-
-
-def tamper_parameter(root: Path, protocol: Path) -> str:
-    protocol.write_text(protocol.read_text().replace('"NumRelRet"]', '"NumRelRet", "P@10"]'))
-    return "parameter measures is"
-
-
-def tamper_input(root: Path, protocol: Path) -> str:
-    run = root / "data" / "results.trunc"
-    run.write_text(run.read_text().replace("FBIS3-27619", "FBIS3-00000", 1))
-    return "input trunc"
-
-
-def tamper_table(root: Path, protocol: Path, cutoff: int = 3) -> str:
-    """Edit the rows of measure_requests in its store table, with plain DuckDB (its namespace's view reads it)."""
-    with plain(root / "w.duckdb", "gated") as con:
-        con.execute(
-            f"UPDATE {store_table(con, 'gated', 'measure_requests')} SET cutoff = {cutoff} WHERE measure = 'P@5'"
-        )
-    return "table models.measure_requests differs from its frozen rows"
-
-
 @pytest.mark.parametrize("tamper", [tamper_model, tamper_parameter, tamper_input, tamper_table])
 @pytest.mark.parametrize("evaluated_before", [False, True])
 def test_evaluate_refuses_after_any_change_since_the_freeze(env, tamper, evaluated_before):
-    root, protocol = env
-    prepared_and_frozen(root, protocol)
-    if evaluated_before:
-        wh, study = open_study(root, protocol)
-        with wh:
-            study.evaluate()
-    message = tamper(root, protocol)
-    before = state(root / "w.duckdb")
-    wh, study = open_study(root, protocol)
-    with wh, pytest.raises(RankhouseError) as err:
-        study.evaluate()
-    assert "the labels stay closed" in str(err.value) and message in str(err.value)
-    assert state(root / "w.duckdb") == before
+    assert_evaluate_refused(env, tamper, evaluated_before)
 
 
 def test_verifying_exports_again_only_the_tables_whose_row_digest_changed(env, monkeypatch):
