@@ -32,7 +32,8 @@ Memory: a load of any size stays within DuckDB's memory_limit and a fixed margin
 read: its bytes are hashed as they are read (sources.Input), and go through the scan into Arrow two
 chunks at a time. Standard input and gzip are read once into a private, decompressed copy (hashed as
 they are read; deleted after the load), which is parsed the same way. The general reader reads its
-file a block at a time too (lines.stage_fields).
+file a block at a time too (lines.stage_fields), and a run's query blocks are arrays, not Python objects
+(query_blocks.py).
 Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would expand
 `*`, `?` and `[...]` in it as a glob.
 """
@@ -508,18 +509,21 @@ def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> Load
 
 def store_blocks(wh: Warehouse, run_id: str, blocks: QueryBlocks | None) -> None:
     """Store where each query of a run is (raw.run_blocks), inside the load's transaction: the fast
-    reader's blocks (query_blocks.py), or for a file the general reader loaded (`blocks` None) each
-    query's first line and line count, in no order (its lines were not checked)."""
-    if blocks is None:
+    reader's blocks (query_blocks.py; a query in two places is in no order), or for a file the general
+    reader loaded (`blocks` None) or whose blocks were too many to keep, each query's first line and line
+    count, in no order (its lines were not checked)."""
+    if blocks is None or not blocks.kept:
         wh.sql(
             "INSERT INTO raw.run_blocks SELECT run_id, qid, min(line), count(*), false, false FROM raw.runs "
             "WHERE run_id = ? GROUP BY run_id, qid",
             [run_id],
         )
         return
-    with wh.registered("rh_blocks", blocks.table()):
+    with wh.registered("rh_blocks", blocks.reader()):
         wh.sql(
-            "INSERT INTO raw.run_blocks SELECT ?, qid, first_line, lines, double_order, float_order FROM rh_blocks",
+            "INSERT INTO raw.run_blocks SELECT ?, qid, min(first_line), sum(lines), "
+            "count(*) = 1 AND bool_and(double_order), count(*) = 1 AND bool_and(float_order) "
+            "FROM rh_blocks GROUP BY qid ORDER BY min(first_line)",
             [run_id],
         )
 
