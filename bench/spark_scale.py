@@ -243,9 +243,10 @@ def measure(
         builder, driver_memory = DuckDBEngine(), None
     try:
         startup = time.perf_counter()
-        with Warehouse(warehouse) as wh:
-            if duckdb_memory:
-                wh.sql(f"SET memory_limit = '{memory_bytes(duckdb_memory) // 2**20}MiB'")
+        # the warehouse's own limit (RANKHOUSE_MEMORY_LIMIT wins): every connection of it gets it, the one
+        # that loads the labels too, and array_aggregates restores it
+        limit = f"{memory_bytes(duckdb_memory) // 2**20}MiB" if duckdb_memory else None
+        with Warehouse(warehouse, default_memory_limit=limit) as wh:
             memory_limit = wh.sql("SELECT current_setting('memory_limit')")[0][0]  # as DuckDB took it
             _, (name,) = load_inputs(wh, qrels, [f"scale={run}"])
             wh.open_gate()

@@ -2,7 +2,7 @@ r"""`rankhouse eval`: load qrels and runs, run the measure models, read back tre
 
 Inputs: each run is `PATH` or `NAME=PATH` (loaders.trec.RunInput.parse); a run's default name is its file
 name without `.gz`, and two runs that would load under one name are refused before anything is read.
-Either file may be gzip-compressed or `-` (standard input, one input at most): loaders.sources.read_input.
+Either file may be gzip-compressed or `-` (standard input, one input at most): loaders.sources.Input.
 
 Output formats (EvalResult.render). Every format has the columns run, measure, query, value: `measure` is
 the measure's printed label (`P_10`, `nDCG@10`, as asked for), `query` a query id or `all` (the run's

@@ -1,13 +1,15 @@
 """Whitespace-separated text files into a staging table of fields, with exact line numbers, and the
 rules of such a format checked in SQL over that table.
 
-numpy cuts the bytes into lines (one copy of them, less the newlines, handed to DuckDB as an Arrow
-array) and DuckDB splits each line on runs of blanks (spaces, tabs and carriage returns); a file whose
-fields are separated everywhere by one space, or one tab, is split on that byte: the same fields,
-without a regular expression (`plain_separator`). Blank lines and lines whose first non-blank
-character is `#` are skipped (as trec_eval does), unless every line is asked for; line numbers count
-every line of the file. This reader accepts any layout and finds every broken rule; loaders may first
-try a faster reader on simple files (`simple_separator`) and come here when it gives up.
+The file is read a block of whole lines at a time (READ_BLOCK bytes), so that a file of any size is
+never held whole: numpy cuts each block into lines (one copy of them, less the newlines, handed to
+DuckDB as an Arrow batch of a stream) and DuckDB splits each line on runs of blanks (spaces, tabs and
+carriage returns); a block whose fields are separated everywhere by one space, or one tab, is split on
+that byte: the same fields, without a regular expression (`plain_separator`). Blank lines and lines
+whose first non-blank character is `#` are skipped (as trec_eval does), unless every line is asked
+for; line numbers count every line of the file. This reader accepts any layout and finds every broken
+rule; loaders may first try a faster reader on simple files (`simple_separator`) and come here when it
+gives up.
 
 Rules every text reader keeps (these and the other loaders): a UTF-8 BOM at the start of a file is not
 part of its text (`without_bom`); fields are separated by ASCII blanks only, so a non-ASCII space in a
@@ -22,8 +24,9 @@ and runfiles.validate_runs evaluates such Checks on every line (the submission v
 
 from __future__ import annotations
 
-import hashlib
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -49,6 +52,12 @@ BLANK_DETAIL = "fields are separated by ASCII spaces and tabs"
 RE2_BLANKS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in NON_ASCII_BLANKS) + "]"  # the same, in RE2's syntax
 TEXT_BLANKS = re.compile(f"[{NON_ASCII_BLANKS}]")
 UTF8_BLANKS = re.compile(b"|".join(re.escape(c.encode()) for c in NON_ASCII_BLANKS))  # in UTF-8 bytes
+
+# Bytes of whole lines the general reader stages at a time: its memory, whatever the file's size.
+READ_BLOCK = 1 << 24
+# A block's separator as staged: none (split on runs of blanks), a space, a tab.
+SEPARATORS = (None, " ", "\t")
+LINES = pa.schema([("line_no", pa.int64()), ("line", pa.large_string()), ("separator", pa.int8())])
 
 # SQL detail of a repeated key: the line it repeats.
 FIRST_LINE = "'first at line ' || CAST(first_line AS VARCHAR)"
@@ -177,12 +186,13 @@ def sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def check_utf8(path: str | Path, data: bytes) -> None:
-    """Raise an InputError naming the first line that is not valid UTF-8."""
+def check_utf8(path: str | Path, data: bytes, first_line: int = 1) -> None:
+    """Raise an InputError naming the first line that is not valid UTF-8 (`data`'s first line being
+    `first_line` of the file)."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + first_line
         raise InputError(path, line, "not valid UTF-8 text") from None
 
 
@@ -214,10 +224,10 @@ class SimpleScan:
 
     The first `head` bytes decide the separator (a tab if the head has one, else a space) and the
     layout's start (no BOM left after one is stripped, no blank, newline or `#` first); every chunk
-    after that is hashed (optionally), its lines counted, and scanned for the other blank, a CR,
-    non-ASCII whitespace or a comment line (with the last two bytes of the chunk before: such a blank is
-    at most three bytes). After the reader has read it all, `simple` says whether the whole file kept the layout,
-    `lines` is count_lines of the bytes without their BOM and `sha256` the digest of every byte read.
+    after that has its lines counted, and is scanned for the other blank, a CR, non-ASCII whitespace or
+    a comment line (with the last two bytes of the chunk before: such a blank is at most three bytes).
+    After the reader has read it all, `simple` says whether the whole file kept the layout and `lines`
+    is count_lines of the bytes without their BOM.
 
     >>> import io
     >>> scan = SimpleScan(io.BytesIO(b"q1 0 d1 1\\nq1 0 d2 0\\n"), head=4)
@@ -225,9 +235,8 @@ class SimpleScan:
     (' ', 20, True, 2)
     """
 
-    def __init__(self, file: BinaryIO, head: int, hashed: bool = False) -> None:
+    def __init__(self, file: BinaryIO, head: int) -> None:
         self._file = file
-        self._sha = hashlib.sha256() if hashed else None
         self._blanks: set[bytes] = set()
         self._tail = b""
         self._newlines = 0
@@ -241,8 +250,6 @@ class SimpleScan:
         self.separator = None if starts_badly or self._pending.startswith(BOM) or self._broken else separator.decode()
 
     def _scanned(self, chunk: bytes) -> bytes:
-        if self._sha is not None:
-            self._sha.update(chunk)
         # a non-ASCII blank (at most three bytes) may span two chunks; so may a newline before a `#`
         spanning = self._tail + chunk[:2]
         if b"\r" in chunk or has_non_ascii_blank(chunk) or has_non_ascii_blank(spanning):
@@ -283,11 +290,24 @@ class SimpleScan:
         """Lines read so far, a last line without a newline included (count_lines)."""
         return self._newlines + (self._last not in (b"", b"\n"))
 
-    @property
-    def sha256(self) -> str:
-        """Hex SHA-256 of every byte read (BOM included); only for a scan made with hashed=True."""
-        assert self._sha is not None, "a scan without a hash"
-        return self._sha.hexdigest()
+
+def whole_lines(file: BinaryIO, size: int) -> Iterator[memoryview]:
+    """The bytes of `file` in blocks of about `size` bytes read at a time, each ending at a line's end
+    (the last one may not), so that each block holds whole lines.
+
+    >>> import io
+    >>> [bytes(block) for block in whole_lines(io.BytesIO(b"a b\\nc d\\ne"), 4)]
+    [b'a b\\n', b'c d\\n', b'e']
+    """
+    rest = b""
+    while data := file.read(size):
+        data = rest + data if rest else data
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield memoryview(data)[:cut]
+        rest = data[cut:]
+    if rest:
+        yield memoryview(rest)
 
 
 def plain_separator(data: bytes) -> str | None:
@@ -316,18 +336,20 @@ def count_lines(data: bytes) -> int:
     return newlines(data) + (bool(data) and not data.endswith(b"\n"))
 
 
-def line_table(data: bytes) -> pa.Table:
-    """An Arrow table (line_no, line) with one row per line of `data`, without its newline (line_no counts from 1)."""
+def line_batch(data: bytes, first_line: int, separator: int) -> pa.RecordBatch:
+    """An Arrow batch (line_no, line, separator) with one row per line of `data`, without its newline
+    (line_no counts from `first_line`; separator, the same on every row, indexes SEPARATORS)."""
     newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     starts = np.empty(len(newlines) + 1, dtype=np.int64)
     starts[0] = 0
     starts[1:] = newlines + 1
-    if starts[-1] == len(data):  # the file ends with a newline: no empty last line
+    if starts[-1] == len(data):  # the data ends with a newline: no empty last line
         starts = starts[:-1]
     # the bytes without the newlines: line i starts i newlines earlier
     offsets = np.append(starts - np.arange(len(starts)), len(data) - len(newlines))
     lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(data.replace(b"\n", b"")))
-    return pa.table({"line_no": line_numbers(len(starts)), "line": lines})
+    codes = numpy_array(np.full(len(starts), separator, dtype=np.int8))
+    return pa.RecordBatch.from_arrays([line_numbers(len(starts), first_line), lines, codes], schema=LINES)
 
 
 def line_numbers(count: int, first: int = 1) -> pa.Array:
@@ -377,36 +399,54 @@ def numpy_numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def stage_fields(
-    wh: Warehouse, path: str | Path, data: bytes, fields: int, table: str, every_line: bool = False
+    wh: Warehouse, path: str | Path, data: bytes | BinaryIO, fields: int, table: str, every_line: bool = False
 ) -> int:
-    """Create TEMP `table`(line_no, f1 .. f<fields>, nfields) from the file; return its row count.
+    """Create TEMP `table`(line_no, f1 .. f<fields>, nfields) from the file's bytes, or from a binary
+    stream of them read a block of whole lines at a time (READ_BLOCK: a file of any size is never held
+    whole); return its row count.
 
     Fields are text; columns past `fields` are dropped (nfields still counts them), missing ones NULL.
-    With `every_line`, blank lines (nfields 0) and `#` lines are staged too.
+    With `every_line`, blank lines (nfields 0) and `#` lines are staged too. Each block is split on its
+    plain_separator where it has one, else on runs of blanks: the same fields either way.
     """
-    check_utf8(path, data)
-    data = without_bom(data)
-    separator = plain_separator(data)
-    if separator is not None:  # the same fields as below, without trimming or a regular expression
-        content, parts = "line", f"string_split(line, {sql_text(separator)})"
-    else:
-        content, parts = "trim(line, ' ' || chr(9) || chr(13))", "string_split_regex(line, '[ \\t\\r]+')"
+    failed: list[BaseException] = []
+
+    def blocks() -> Iterator[pa.RecordBatch]:
+        first_line = 1
+        try:
+            for view in whole_lines(io.BytesIO(data) if isinstance(data, bytes) else data, READ_BLOCK):
+                block = bytes(view)
+                check_utf8(path, block, first_line)
+                text = without_bom(block) if first_line == 1 else block
+                lines = line_batch(text, first_line, SEPARATORS.index(plain_separator(text)))
+                yield lines
+                first_line += lines.num_rows
+        except BaseException as exc:  # raised by stage_fields, not inside DuckDB's scan
+            failed.append(exc)
+
+    content = "CASE WHEN separator = 0 THEN trim(line, ' ' || chr(9) || chr(13)) ELSE line END"
+    parts = (
+        "CASE WHEN line = '' THEN [] WHEN separator = 1 THEN string_split(line, ' ') "
+        "WHEN separator = 2 THEN string_split(line, chr(9)) ELSE string_split_regex(line, '[ \\t\\r]+') END"
+    )
     kept = "true" if every_line else "line <> '' AND NOT starts_with(line, '#')"
     picks = ", ".join(f"parts[{i}] AS f{i}" for i in range(1, fields + 1))
-    with wh.registered("rh_lines", line_table(data)):
+    with wh.registered("rh_lines", pa.RecordBatchReader.from_batches(LINES, blocks())):
         wh.sql(
             f"""
             CREATE OR REPLACE TEMP TABLE {table} AS
             WITH content AS (
-                SELECT line_no, {content} AS line FROM rh_lines
+                SELECT line_no, {content} AS line, separator FROM rh_lines
             ),
             split AS (
-                SELECT line_no, CASE WHEN line = '' THEN [] ELSE {parts} END AS parts FROM content WHERE {kept}
+                SELECT line_no, {parts} AS parts FROM content WHERE {kept}
             )
             SELECT line_no, {picks}, len(parts) AS nfields
             FROM split
             """
         )
+    if failed:
+        raise failed[0]
     return wh.sql(f"SELECT count(*) FROM {table}")[0][0]
 
 
@@ -437,7 +477,7 @@ def check_staged(wh: Warehouse, path: str | Path, table: str, fmt: LineFormat) -
         raise InputError(path, line, rule, detail)
 
 
-def stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: LineFormat, table: str) -> int:
+def stage_and_check(wh: Warehouse, path: str | Path, data: bytes | BinaryIO, fmt: LineFormat, table: str) -> int:
     """Stage the file's lines into TEMP `table` and check them (InputError for the first bad one); the line count."""
     rows = stage_fields(wh, path, data, fmt.fields, table)
     if rows == 0:

@@ -5,7 +5,9 @@ descending, then docno descending). The fast reader (loaders/trec.py) hands ever
 run to `QueryBlocks.add`, which finds, with vectorised comparisons of neighbouring lines, the block of
 consecutive lines each query occupies and whether the block is in that order, comparing scores as
 doubles (trec_eval 10) and as 32-bit floats (trec_eval 9, pytrec_eval); a query listed in two places is
-in no order. Every query of a run has its row (the general reader's too, all in no order).
+in no order. Every query of a run has its row (the general reader's too, all in no order). The blocks
+are kept in Arrow and numpy arrays, a few dozen bytes each, up to BLOCKS_MEMORY: a run with more (tens
+of millions of queries, or queries in many places) is stored as the general reader's is.
 run_ranking (models/staging/run_ranking.sql) ranks the lines of a block in order by their position in
 it (line - first_line + 1), and sorts only the others: the same ranks, without sorting every line of a
 large run.
@@ -19,7 +21,7 @@ large run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -30,30 +32,36 @@ from rankhouse.loaders.lines import int64_array, numpy_numbers
 FLOAT_MAX = float(np.finfo(np.float32).max)  # DuckDB refuses to cast a larger double to FLOAT
 
 
+# What a run's blocks may hold in memory as it is read (about 25 bytes a block, mostly the qid); a file
+# with more blocks (a query in many places, or tens of millions of queries) is stored as the general
+# reader's is, every query in no order, so that a load's memory does not grow with its file.
+BLOCKS_MEMORY = 1 << 28
+
+
 class QueryBlocks:
-    """The blocks of a run file's lines, one per query, built chunk by chunk in file order (`add`)."""
+    """The blocks of a run file's lines, one per query, built chunk by chunk in file order (`add`), and
+    kept as Arrow and numpy arrays (not Python objects) while `kept`."""
 
     def __init__(self) -> None:
-        self._qids: list[str] = []
-        self._first: list[int] = []
-        self._lines: list[int] = []
-        self._double: list[bool] = []
-        self._float: list[bool] = []
+        # per chunk: the first line of its first block, and each block's qid, lines and orders
+        self._parts: list[tuple[int, pa.Array, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._bytes = 0
         self._last: tuple[str, str, float] | None = None  # the previous chunk's last (qid, docno, score)
         self._floats_fit = True
+        self.kept = True  # False once the blocks outgrew BLOCKS_MEMORY (and were dropped)
 
     def add(self, qid: pa.Array, docno: pa.Array, score: pa.Array, first_line: int) -> None:
         """The next chunk of the file: its lines' qid, docno and score (doubles), the first of them at
         line `first_line` (lines are consecutive: the fast reader takes no blank or comment line)."""
         rows = len(qid)
-        if rows == 0:
+        if rows == 0 or not self.kept:
             return
         qid, docno = _plain(qid), _plain(docno)
         scores = numpy_numbers(score)
         floats = scores.astype(np.float32)
         self._floats_fit &= bool(np.all(np.abs(scores) <= FLOAT_MAX))
         runs = pc.run_end_encode(qid)  # one run of equal qids per block: its values and where it ends
-        qids = runs.values.to_pylist()
+        qids = runs.values
         starts = np.concatenate(([0], numpy_numbers(runs.run_ends)[:-1])).astype(np.int64)
         lengths = np.diff(np.append(starts, rows))
         # pair i: lines i and i + 1 of the chunk; the pair across a block boundary does not count. The
@@ -68,51 +76,62 @@ class QueryBlocks:
         out_of_float = ~_before(floats[:-1], floats[1:], docno_after)
         out_of_double[starts[1:] - 1] = out_of_float[starts[1:] - 1] = False
         # a block's pairs are those from its first line to its last but one (reduceat sums each block's)
-        double_breaks = np.add.reduceat(np.append(out_of_double, False), starts)
-        float_breaks = np.add.reduceat(np.append(out_of_float, False), starts)
-        first_qid, first_docno, first_score = qids[0], docno[0].as_py(), float(scores[0])
+        double = np.add.reduceat(np.append(out_of_double, False), starts) == 0
+        single = np.add.reduceat(np.append(out_of_float, False), starts) == 0
+        first_qid, first_docno, first_score = qids[0].as_py(), docno[0].as_py(), float(scores[0])
         continues = self._last is not None and self._last[0] == first_qid
         if continues:  # the chunk's first block goes on with the previous chunk's last block
             _, last_docno, last_score = self._last
             after = last_docno > first_docno
-            self._lines[-1] += int(lengths[0])
-            self._double[-1] &= bool(_before(last_score, first_score, after)) and not double_breaks[0]
-            self._float[-1] &= (
-                bool(_before(np.float32(last_score), np.float32(first_score), after)) and not float_breaks[0]
-            )
+            _, _, last_lines, last_double, last_single = self._parts[-1]
+            last_lines[-1] += lengths[0]
+            last_double[-1] &= bool(_before(last_score, first_score, after)) and double[0]
+            last_single[-1] &= bool(_before(np.float32(last_score), np.float32(first_score), after)) and single[0]
         skip = 1 if continues else 0
-        self._qids += qids[skip:]
-        self._first += (starts[skip:] + first_line).tolist()
-        self._lines += lengths[skip:].tolist()
-        self._double += (double_breaks[skip:] == 0).tolist()
-        self._float += (float_breaks[skip:] == 0).tolist()
-        self._last = (qids[-1], docno[rows - 1].as_py(), float(scores[rows - 1]))
+        if len(qids) > skip:
+            part = (first_line + int(starts[skip]), qids.slice(skip), lengths[skip:], double[skip:], single[skip:])
+            self._parts.append(part)
+            self._bytes += sum(column.nbytes for column in part[1:])
+        self._last = (qids[-1].as_py(), docno[rows - 1].as_py(), float(scores[rows - 1]))
+        if self._bytes > BLOCKS_MEMORY:
+            self.kept, self._parts = False, []
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The blocks, in file order, as Arrow batches with the columns of raw.run_blocks (but run_id): a
+        query listed in two places has a row for each (store_blocks merges them). float_order is false
+        everywhere if a score does not fit in a 32-bit float (DuckDB's cast refuses it)."""
+        for first, qids, lines, double, single in self._parts:
+            firsts = first + np.concatenate(([0], np.cumsum(lines[:-1]))).astype(np.int64)
+            columns = [qids, int64_array(firsts), int64_array(lines), _booleans(double), _booleans(single)]
+            if not self._floats_fit:
+                columns[4] = _booleans(np.zeros(len(single), dtype=bool))
+            yield pa.RecordBatch.from_arrays(columns, schema=BLOCKS)
+
+    def reader(self) -> pa.RecordBatchReader:
+        """batches() as a stream, for DuckDB."""
+        return pa.RecordBatchReader.from_batches(BLOCKS, self.batches())
 
     def rows(self) -> list[tuple[str, int, int, bool, bool]]:
         """(qid, first_line, lines, double_order, float_order) of every query, in the order of its first
         line: double_order and float_order say that its `lines` lines are the consecutive lines from
-        first_line, in trec_eval's order. A query listed in two places is in no order; float_order is false
-        everywhere if a score does not fit in a 32-bit float (DuckDB's cast refuses it)."""
+        first_line, in trec_eval's order. A query listed in two places is in no order (as store_blocks
+        stores it)."""
         queries: dict[str, list] = {}
-        for row in zip(self._qids, self._first, self._lines, self._double, self._float):
-            if row[0] in queries:
-                query = queries[row[0]]
-                query[2] += row[2]
-                query[3] = query[4] = False
-            else:
-                queries[row[0]] = list(row)
-        if not self._floats_fit:
-            for query in queries.values():
-                query[4] = False
+        for batch in self.batches():
+            for row in zip(*(column.to_pylist() for column in batch.columns)):
+                if row[0] in queries:
+                    query = queries[row[0]]
+                    query[2] += row[2]
+                    query[3] = query[4] = False
+                else:
+                    queries[row[0]] = list(row)
         return [tuple(query) for query in queries.values()]
 
-    def table(self) -> pa.Table:
-        """rows() as an Arrow table with the columns of raw.run_blocks (but run_id)."""
-        names = ("qid", "first_line", "lines", "double_order", "float_order")
-        qids, first, lines, double, single = list(zip(*self.rows())) or [[] for _ in names]
-        positions = [int64_array(np.fromiter(values, np.int64)) for values in (first, lines)]
-        columns = [_strings(qids), *positions, _booleans(double), _booleans(single)]
-        return pa.table(columns, names=names)
+
+BLOCKS = pa.schema(
+    [("qid", pa.string()), ("first_line", pa.int64()), ("lines", pa.int64()), ("double_order", pa.bool_()),
+     ("float_order", pa.bool_())]
+)  # fmt: skip
 
 
 def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -124,17 +143,9 @@ def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
 # on their first call, on the way of every run's load (docs/performance.md).
 
 
-def _strings(values: Iterable[str]) -> pa.Array:
-    """A large_string array of `values`."""
-    encoded = [value.encode() for value in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(value) for value in encoded], out=offsets[1:])
-    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
-
-
-def _booleans(values: Iterable[bool]) -> pa.Array:
+def _booleans(values: np.ndarray) -> pa.Array:
     """A boolean array of `values`."""
-    flags = np.fromiter(values, dtype=bool)
+    flags = np.asarray(values, dtype=bool)
     return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(np.packbits(flags, bitorder="little"))])
 
 

@@ -1,10 +1,13 @@
 """Source bookkeeping shared by every loader: file hashes and meta.sources rows.
 
-`read_input` is how the TREC loaders (runs and qrels) read a file: `-` is standard input (shown and
-recorded as `<stdin>`), and a file whose name ends in `.gz`, or whose bytes start with gzip's magic
-number, is decompressed in Python. The SHA-256 recorded for it is of the bytes as given (the
-compressed bytes of a .gz), so that it is the digest `sha256sum` prints and a study protocol lists;
-the rows are parsed from the decompressed bytes of that same read, never from a path handed to DuckDB.
+`Input` is how the TREC loaders (runs and qrels) read a file, once and in blocks, so that an input of any
+size is never held whole: `-` is standard input (shown and recorded as `<stdin>`), and a file whose name
+ends in `.gz`, or whose bytes start with gzip's magic number, is decompressed in Python. The SHA-256
+recorded for it is of the bytes as given (the compressed bytes of a .gz), so that it is the digest
+`sha256sum` prints and a study protocol lists. A plain file is parsed as it is read and hashed on the way;
+standard input and gzip are read once, hashed as they are read, into a private copy of the bytes to parse
+(in the warehouse's scratch folder, deleted after the load), which the loader then parses: the rows always
+come from the bytes that were hashed, never from a path handed to DuckDB.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ import gzip
 import hashlib
 import os
 import sys
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from rankhouse.errors import InputError
 
@@ -96,38 +100,107 @@ def check_readable(path: str | Path) -> None:
         raise SourceError(path, "cannot be read (permission denied)")
 
 
-def read_input(path: str | Path) -> tuple[bytes, bytes]:
-    """(the bytes as given, the bytes to parse) of a file, or of standard input for `-`.
+BLOCK = 1 << 20  # bytes read at a time from an input that is copied (standard input, gzip)
 
-    The two differ for gzip: a name ending in `.gz` (which must then be gzip) or bytes starting with
-    gzip's magic number (standard input, a file named otherwise) are decompressed here. Errors name
-    the file: missing, a directory, unreadable, empty standard input, not gzip though named `.gz`,
-    a corrupt or truncated gzip stream.
+
+class HashingReader:
+    """A binary stream read through, every byte read hashed (SHA-256; not with hashed=False).
+
+    >>> import io
+    >>> reader = HashingReader(io.BytesIO(b"abc"))
+    >>> reader.read(2), reader.read(), reader.sha256[:12]
+    (b'ab', b'c', 'ba7816bf8f01')
     """
-    shown = shown_path(path)
-    if str(path) == STDIN:
-        if sys.stdin is None or sys.stdin.isatty():
-            raise SourceError(shown, "standard input is a terminal, not a file: pipe or redirect the file into it")
-        raw = sys.stdin.buffer.read()
-        if not raw:
-            raise SourceError(shown, "standard input is empty")
-    else:
+
+    def __init__(self, stream: BinaryIO, head: bytes = b"", hashed: bool = True) -> None:
+        self._stream = stream
+        self._head = head  # bytes already read from `stream` (and hashed here), to be read first
+        self._digest = hashlib.sha256(head) if hashed else None
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all that is left if `size` < 0)."""
+        if self._head:
+            if 0 <= size < len(self._head):
+                chunk, self._head = self._head[:size], self._head[size:]
+                return chunk
+            chunk, self._head = self._head, b""
+            return chunk + (self.read(size - len(chunk)) if size < 0 or size > len(chunk) else b"")
+        chunk = self._stream.read(size)
+        if self._digest is not None:
+            self._digest.update(chunk)
+        return chunk
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of the bytes read so far."""
+        assert self._digest is not None, "a reader that does not hash"
+        return self._digest.hexdigest()
+
+    @property
+    def closed(self) -> bool:
+        return self._stream.closed
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> HashingReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def copy_input(path: str | Path, folder: Path) -> tuple[Path, str]:
+    """(a private copy of the bytes to parse, the SHA-256 of the bytes as given) of standard input (`-`)
+    or a gzip file, read once, a block at a time: the copy, in `folder`, is decompressed where the input
+    is gzip (a name ending in `.gz`, which must then be gzip, or bytes starting with gzip's magic number).
+    Errors name the input: missing, a directory, unreadable, a terminal or empty standard input, not gzip
+    though named `.gz`, a corrupt or truncated gzip stream; no copy is left behind then.
+    """
+    shown, stdin = shown_path(path), str(path) == STDIN
+    if stdin and (sys.stdin is None or sys.stdin.isatty()):
+        raise SourceError(shown, "standard input is a terminal, not a file: pipe or redirect the file into it")
+    if not stdin:
         check_readable(path)
-        raw = read_file(path)
-    named_gz = str(path).lower().endswith(".gz")
-    if not (named_gz or raw.startswith(GZIP_MAGIC)):
-        return raw, raw
-    if named_gz and not raw.startswith(GZIP_MAGIC):
-        raise SourceError(shown, "its name ends in .gz, but it is not gzip-compressed")
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix="input-", suffix=".txt", dir=folder)  # readable by this user alone
+    copy = Path(name)
     try:
-        return raw, gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
+        with open(handle, "wb") as out, nullcontext(sys.stdin.buffer) if stdin else open(path, "rb") as stream:
+            sha = _copy(stream, out, shown, named_gz=str(path).lower().endswith(".gz"), stdin=stdin)
+    except OSError as exc:
+        copy.unlink(missing_ok=True)
+        raise InputError(shown, 0, "cannot read the file", exc.strerror or str(exc)) from None
+    except BaseException:
+        copy.unlink(missing_ok=True)
+        raise
+    return copy, sha
+
+
+def _copy(stream: BinaryIO, out: BinaryIO, shown: str, named_gz: bool, stdin: bool) -> str:
+    """Copy `stream` into `out` a block at a time (decompressed if it is gzip); the SHA-256 of `stream`'s bytes."""
+    head = stream.read(BLOCK)
+    if stdin and not head:
+        raise SourceError(shown, "standard input is empty")
+    if named_gz and not head.startswith(GZIP_MAGIC):
+        raise SourceError(shown, "its name ends in .gz, but it is not gzip-compressed")
+    reader = HashingReader(stream, head)
+    source: BinaryIO | gzip.GzipFile = reader
+    if head.startswith(GZIP_MAGIC):
+        source = gzip.GzipFile(fileobj=reader, mode="rb")  # every member, as gzip.decompress reads them
+    try:
+        while block := source.read(BLOCK):
+            out.write(block)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise SourceError(shown, f"a corrupt or truncated gzip file ({exc})") from None
+    while reader.read(BLOCK):  # hash every byte, even past what the decompressor needed
+        pass
+    return reader.sha256
 
 
 def plain_file(path: str | Path) -> bool:
     """Whether a TREC input is a file read as it is (not `-`, not gzip by name or by its first bytes),
-    which a loader may then parse as it reads it instead of reading it whole first."""
+    which a loader parses as it reads it instead of copying it first."""
     if str(path) == STDIN or str(path).lower().endswith(".gz"):
         return False
     check_readable(path)
@@ -139,26 +212,52 @@ def plain_file(path: str | Path) -> bool:
 
 
 class Input:
-    """A TREC input to load, read whole at most once (standard input can be read only once).
+    """A TREC input to load, read once whatever its size: a plain file is parsed as it is read (its
+    reader hashes it on the way: `open` and `sha256_of`); standard input and gzip are copied once into a
+    private file in `scratch` (the bytes to parse, decompressed; hashed as they are read), which `open`
+    then reads and `close` deletes. Use it as a context manager.
 
     >>> Input("tests/fixtures/trec_eval/results.test").plain
     True
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, scratch: Path | None = None) -> None:
         self.path = path
         self.plain = plain_file(path)
-        self._read: tuple[bytes, bytes] | None = None
+        self._scratch = scratch
+        self._copy: tuple[Path, str] | None = None
 
-    def read(self) -> tuple[bytes, bytes]:
-        """(the bytes as given, the bytes to parse): read_input's, read once."""
-        if self._read is None:
-            self._read = read_input(self.path)
-        return self._read
+    def __enter__(self) -> Input:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _copied(self) -> tuple[Path, str]:
+        if self._copy is None:
+            self._copy = copy_input(self.path, self._scratch or Path(tempfile.gettempdir()))
+        return self._copy
 
     def sha256(self) -> str:
-        """The SHA-256 of the bytes as given; a plain file's is streamed from it, never held whole."""
-        return sha256_file(self.path) if self.plain and self._read is None else sha256_bytes(self.read()[0])
+        """The SHA-256 of the bytes as given: a plain file's streamed from it, another's from its one read."""
+        return sha256_file(self.path) if self.plain else self._copied()[1]
+
+    def open(self) -> HashingReader:
+        """The bytes to parse, from their start; a plain file's hashed as they are read (sha256_of)."""
+        if self.plain:
+            return HashingReader(open(self.path, "rb"))  # noqa: SIM115
+        return HashingReader(open(self._copied()[0], "rb"), hashed=False)  # noqa: SIM115
+
+    def sha256_of(self, reader: HashingReader) -> str:
+        """The SHA-256 of the bytes as given, parsed through `reader` (which read them all): a plain file's
+        is the reader's own, a copied input's that of its one read."""
+        return reader.sha256 if self.plain else self._copied()[1]
+
+    def close(self) -> None:
+        """Delete the private copy, if one was made."""
+        if self._copy is not None:
+            self._copy[0].unlink(missing_ok=True)
+            self._copy = None
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -27,27 +27,28 @@ nearly always simple, and this halves their load time. On the way, the fast read
 query's lines are and whether they are in trec_eval's order (query_blocks.py, raw.run_blocks), so that
 run_ranking need not sort them.
 
-Memory: a plain file (not `-`, not gzip) is parsed as it is read: its bytes go through the scan, which
-hashes them, into Arrow, two chunks at a time, so a run of any size is never held whole in Python
-(a run loads in DuckDB's memory alone: docs/performance.md). Standard input and gzip files are read whole
-first (sources.read_input), then parsed the same way; the general reader always reads the file whole.
+Memory: a load of any size stays within DuckDB's memory_limit and a fixed margin
+(tests/test_bounded_loads.py, docs/performance.md). A plain file (not `-`, not gzip) is parsed as it is
+read: its bytes are hashed as they are read (sources.Input), and go through the scan into Arrow two
+chunks at a time. Standard input and gzip are read once into a private, decompressed copy (hashed as
+they are read; deleted after the load), which is parsed the same way. The general reader reads its
+file a block at a time too (lines.stage_fields), and a run's query blocks are arrays, not Python objects
+(query_blocks.py).
 Both readers parse the bytes that were hashed: no path is handed to DuckDB, whose readers would expand
 `*`, `?` and `[...]` in it as a glob.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 import queue
 import re
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -66,6 +67,7 @@ from rankhouse.loaders.lines import (
     finite_value,
     line_numbers,
     stage_and_check,
+    whole_lines,
     whole_number,
     whole_value,
     written_number,
@@ -77,7 +79,6 @@ from rankhouse.loaders.sources import (
     LoadResult,
     loaded_source,
     record_source,
-    sha256_bytes,
     shown_path,
     writes_inputs,
 )
@@ -199,20 +200,6 @@ ZSCORES = TrecFormat(
 )  # fmt: skip
 
 
-def _chunks(scan: SimpleScan) -> Iterator[memoryview]:
-    """The scan's bytes in chunks of about FAST_BLOCK bytes, each ending at a line's end (the last one
-    may not), so that each chunk holds whole lines."""
-    rest = b""
-    while data := scan.read(FAST_BLOCK):
-        data = rest + data if rest else data
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            yield memoryview(data)[:cut]
-        rest = data[cut:]
-    if rest:
-        yield memoryview(rest)
-
-
 def _parse_chunk(chunk: memoryview, fmt: TrecFormat, separator: str, first_line: int) -> pa.Table:
     """The fields of a chunk of whole lines (f1 .. fN of fmt.fast_types, but fmt.unread) and line_no,
     the first line being `first_line`; parsed by Arrow's CSV reader on every core (no quotes, no
@@ -291,7 +278,7 @@ def _simple_tables(scan: SimpleScan, fmt: TrecFormat, blocks: QueryBlocks | None
 
     def parsed() -> Iterator[pa.Table]:
         first_line = 1
-        for chunk in _chunks(scan):
+        for chunk in whole_lines(scan, FAST_BLOCK):
             table = _parse_chunk(chunk, fmt, scan.separator, first_line)
             if blocks is not None:
                 blocks.add(table["f1"], table["f3"], table["f5"], first_line)
@@ -340,7 +327,7 @@ def _insert_simple(
     return rows
 
 
-def _stage_and_check(wh: Warehouse, path: str | Path, data: bytes, fmt: TrecFormat) -> None:
+def _stage_and_check(wh: Warehouse, path: str | Path, data: BinaryIO, fmt: TrecFormat) -> None:
     """Stage every line with the general reader; raise an InputError for the first broken rule."""
     stage_and_check(wh, path, data, fmt.line, STAGED)
 
@@ -368,44 +355,37 @@ def _load(
     blocks)`; (rows, the SHA-256 of the bytes as given). `blocks` are the query blocks the fast reader
     found in a run (fmt.blocks), None where the general reader loaded the file.
 
-    A plain file (sources.plain_file) is parsed by the fast reader as it is read, through a SimpleScan
-    that hashes it on the way: a file of any size is never held whole. Standard input and gzip are read
-    whole first, and the fast reader is tried on their bytes. If the file is not simple or the fast
-    reader gives up, the file is read whole and goes through the general reader, which names the rule
-    it breaks.
+    The bytes to parse (a plain file, or the private copy of standard input or a gzip file: sources.Input)
+    are read a block at a time: first by the fast reader, through a SimpleScan; if the file is not
+    simple or the fast reader gives up, from their start again by the general reader, which names the
+    rule a line breaks. A plain file's SHA-256 is of the bytes the reader that loaded it read.
     """
     shown = shown_path(source.path)
-    if source.plain:
-        try:
-            with open(source.path, "rb") as file:
-                scan = SimpleScan(file, FAST_BLOCK, hashed=True)
-                if scan.separator is not None:
-                    return _load_simple(wh, scan, fmt, table, rows_sql, prefix, replace, finish, lambda: scan.sha256)
-        except _NotSimple:
-            pass
-        except OSError as exc:
-            raise InputError(shown, 0, "cannot read the file", exc.strerror or str(exc)) from None
-    raw, data = source.read()
-    with ThreadPoolExecutor(1) as pool:  # hashing releases the GIL: overlap it with loading
-        hashing = pool.submit(sha256_bytes, raw)
-        if not source.plain:
-            scan = SimpleScan(io.BytesIO(data), FAST_BLOCK)
+    try:
+        with source.open() as reader:
+            scan = SimpleScan(reader, FAST_BLOCK)
             if scan.separator is not None:
-                try:
-                    return _load_simple(wh, scan, fmt, table, rows_sql, prefix, replace, finish, hashing.result)
-                except _NotSimple:
-                    pass
+                sha = lambda: source.sha256_of(reader)  # noqa: E731
+                return _load_simple(wh, scan, fmt, table, rows_sql, prefix, replace, finish, sha)
+    except _NotSimple:
+        pass
+    except OSError as exc:
+        raise InputError(shown, 0, "cannot read the file", exc.strerror or str(exc)) from None
 
-        def insert_staged() -> int:
-            wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
-            return wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
+    def insert_staged() -> int:
+        wh.sql(f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {STAGED}", prefix)
+        return wh.sql(f"SELECT count(*) FROM {rows_sql}")[0][0]
 
-        try:
-            _stage_and_check(wh, shown, data, fmt)
-            rows = _replace_rows(wh, replace, prefix, insert_staged, lambda rows: finish(rows, hashing.result(), None))
-        finally:
-            wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
-        return rows, hashing.result()
+    try:
+        with source.open() as reader:
+            _stage_and_check(wh, shown, reader, fmt)
+            sha = source.sha256_of(reader)
+        rows = _replace_rows(wh, replace, prefix, insert_staged, lambda rows: finish(rows, sha, None))
+    except OSError as exc:
+        raise InputError(shown, 0, "cannot read the file", exc.strerror or str(exc)) from None
+    finally:
+        wh.sql(f"DROP TABLE IF EXISTS {STAGED}")
+    return rows, sha
 
 
 def _load_simple(
@@ -503,44 +483,47 @@ def default_name(path: str | Path) -> str:
 def load_run(wh: Warehouse, path: str | Path, run_id: str | None = None) -> LoadResult:
     """Load a TREC run into raw.runs under `run_id` (default: default_name, the file name without .gz).
 
-    `path` may be `-` (standard input) or gzip-compressed (sources.read_input); the SHA-256 recorded is
+    `path` may be `-` (standard input) or gzip-compressed (sources.Input); the SHA-256 recorded is
     of its bytes as given. Replacing a run of the same name loaded from other bytes says which it was.
 
     >>> load_run(wh, "tests/fixtures/trec_eval/results.test")  # doctest: +SKIP
     """
-    source = Input(path)
-    shown = shown_path(path)
-    run_id = run_id or default_name(path)
-    previous = loaded_source(wh, "meta.sources", "raw.runs", run_id)
-    if previous is not None and previous[1] == source.sha256():
-        return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
-    rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
+    with Input(path, wh.work) as source:
+        shown = shown_path(path)
+        run_id = run_id or default_name(path)
+        previous = loaded_source(wh, "meta.sources", "raw.runs", run_id)
+        if previous is not None and previous[1] == source.sha256():
+            return LoadResult("raw.runs", run_id, shown, previous[1], 0, "unchanged")
+        rows_sql = f"raw.runs WHERE run_id = '{run_id.replace(chr(39), chr(39) * 2)}'"
 
-    def finish(rows: int, sha: str, blocks: QueryBlocks | None) -> None:
-        record_source(wh, "meta.sources", "raw.runs", run_id, shown, sha, rows, "trec.run")
-        store_blocks(wh, run_id, blocks)
+        def finish(rows: int, sha: str, blocks: QueryBlocks | None) -> None:
+            record_source(wh, "meta.sources", "raw.runs", run_id, shown, sha, rows, "trec.run")
+            store_blocks(wh, run_id, blocks)
 
-    replace = ["DELETE FROM raw.runs WHERE run_id = ?", "DELETE FROM raw.run_blocks WHERE run_id = ?"]
-    rows, sha = _load(wh, source, RUN, "raw.runs", rows_sql, [run_id], replace, finish)
-    if previous is None:
-        return LoadResult("raw.runs", run_id, shown, sha, rows, "loaded")
-    return LoadResult("raw.runs", run_id, shown, sha, rows, "replaced", *previous)
+        replace = ["DELETE FROM raw.runs WHERE run_id = ?", "DELETE FROM raw.run_blocks WHERE run_id = ?"]
+        rows, sha = _load(wh, source, RUN, "raw.runs", rows_sql, [run_id], replace, finish)
+        if previous is None:
+            return LoadResult("raw.runs", run_id, shown, sha, rows, "loaded")
+        return LoadResult("raw.runs", run_id, shown, sha, rows, "replaced", *previous)
 
 
 def store_blocks(wh: Warehouse, run_id: str, blocks: QueryBlocks | None) -> None:
     """Store where each query of a run is (raw.run_blocks), inside the load's transaction: the fast
-    reader's blocks (query_blocks.py), or for a file the general reader loaded (`blocks` None) each
-    query's first line and line count, in no order (its lines were not checked)."""
-    if blocks is None:
+    reader's blocks (query_blocks.py; a query in two places is in no order), or for a file the general
+    reader loaded (`blocks` None) or whose blocks were too many to keep, each query's first line and line
+    count, in no order (its lines were not checked)."""
+    if blocks is None or not blocks.kept:
         wh.sql(
             "INSERT INTO raw.run_blocks SELECT run_id, qid, min(line), count(*), false, false FROM raw.runs "
             "WHERE run_id = ? GROUP BY run_id, qid",
             [run_id],
         )
         return
-    with wh.registered("rh_blocks", blocks.table()):
+    with wh.registered("rh_blocks", blocks.reader()):
         wh.sql(
-            "INSERT INTO raw.run_blocks SELECT ?, qid, first_line, lines, double_order, float_order FROM rh_blocks",
+            "INSERT INTO raw.run_blocks SELECT ?, qid, min(first_line), sum(lines), "
+            "count(*) = 1 AND bool_and(double_order), count(*) = 1 AND bool_and(float_order) "
+            "FROM rh_blocks GROUP BY qid ORDER BY min(first_line)",
             [run_id],
         )
 
@@ -586,24 +569,24 @@ def _load_labels(
 ) -> LoadResult:  # fmt: skip
     """Load a labels file of format `fmt` into the labels table `table` (replacing what it held; the same
     bytes again are a no-op); `check(wh, shown path)` runs over the loaded rows before the load commits."""
-    source = Input(path)
-    shown = shown_path(path)
-    name = name or default_name(path)
-    with wh.labels():
-        previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = ?", [table])
-        if [n for n, _, _ in previous] == [name] and previous[0][2] == source.sha256():
-            return LoadResult(table, name, shown, previous[0][2], 0, "unchanged")
+    with Input(path, wh.work) as source:
+        shown = shown_path(path)
+        name = name or default_name(path)
+        with wh.labels():
+            previous = wh.sql("SELECT name, path, sha256 FROM labels.meta.sources WHERE table_name = ?", [table])
+            if [n for n, _, _ in previous] == [name] and previous[0][2] == source.sha256():
+                return LoadResult(table, name, shown, previous[0][2], 0, "unchanged")
 
-        def finish(rows: int, sha: str, _: QueryBlocks | None) -> None:
-            if check is not None:
-                check(wh, shown)
-            record_source(wh, "labels.meta.sources", table, name, shown, sha, rows, loader)
+            def finish(rows: int, sha: str, _: QueryBlocks | None) -> None:
+                if check is not None:
+                    check(wh, shown)
+                record_source(wh, "labels.meta.sources", table, name, shown, sha, rows, loader)
 
-        replace = [f"DELETE FROM labels.{table}", f"DELETE FROM labels.meta.sources WHERE table_name = '{table}'"]
-        rows, sha = _load(wh, source, fmt, f"labels.{table}", f"labels.{table}", [], replace, finish)
-    if not previous:
-        return LoadResult(table, name, shown, sha, rows, "loaded")
-    return LoadResult(table, name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
+            replace = [f"DELETE FROM labels.{table}", f"DELETE FROM labels.meta.sources WHERE table_name = '{table}'"]
+            rows, sha = _load(wh, source, fmt, f"labels.{table}", f"labels.{table}", [], replace, finish)
+        if not previous:
+            return LoadResult(table, name, shown, sha, rows, "loaded")
+        return LoadResult(table, name, shown, sha, rows, "replaced", previous[0][1], previous[0][2])
 
 
 def check_preferences(wh: Warehouse, path: str) -> None:

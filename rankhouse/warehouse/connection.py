@@ -864,13 +864,16 @@ class Warehouse:
         """For the block, `sql`, `con` and `transaction` work on a separate in-memory connection that has
         the namespace's labels (this session's copy) attached read-write as catalog `labels` (and may
         read files, for the loaders); the warehouse's own connection never writes a labels file. Loaders
-        only."""
+        only. The connection has the warehouse's memory_limit and spills into this session's scratch
+        folder, as the warehouse's own does (a labels load is as bounded as any other)."""
         if self.read_only:
             raise RankhouseError(f"warehouse {self.path} is open read-only: no labels can be loaded into it")
         self.close_gate(publish_labels=False)
         copy = self._labels_copy()
         side = duckdb.connect()
         no_progress_bar(side)
+        self._limit_memory(side)
+        side.execute(f"SET temp_directory = '{_quote(str((self.work / 'spill-labels').resolve()))}'")
         side.execute(f"ATTACH '{_quote(str(copy))}' AS labels")
         try:
             self.con = side
@@ -939,9 +942,11 @@ class Warehouse:
 
     def _copy_gate(self, copy: Path) -> None:
         """The gate of a throw-away (`:memory:`) warehouse: an in-memory copy of its labels' tables, where
-        its evaluate models are built in memory too (nothing of them outlives the process)."""
+        its evaluate models are built in memory too (nothing of them outlives the process). Each table
+        is handed over as a stream of Arrow batches, never whole."""
         side = duckdb.connect()
         try:
+            self._limit_memory(side)
             side.execute(f"ATTACH '{_quote(str(copy))}' AS labels (READ_ONLY)")
             tables = side.execute(
                 "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'labels' ORDER BY ALL"
@@ -949,7 +954,7 @@ class Warehouse:
             self.con.execute(f"ATTACH ':memory:' AS {GATE}")
             self._create_schema(GATE, "labels")
             for schema, table in tables:
-                rows = side.sql(f'SELECT * FROM labels."{schema}"."{table}"').to_arrow_table()
+                rows = side.sql(f'SELECT * FROM labels."{schema}"."{table}"').to_arrow_reader(1 << 17)
                 with self.registered("rh_gate_rows", rows):
                     self.con.execute(f'CREATE OR REPLACE TABLE {GATE}."{schema}"."{table}" AS FROM rh_gate_rows')
         except BaseException:

@@ -243,13 +243,13 @@ def general_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path) ->
 
 def test_a_plain_file_is_parsed_as_it_is_read_never_whole(wh, tmp_path, monkeypatch):
     """A simple run file streams from disk through the scan into the fast reader: it is never read
-    whole (sources.read_input is not called) and the SHA-256 recorded is hashlib's of its bytes."""
+    whole, nor copied (sources.copy_input is not called), and the SHA-256 recorded is hashlib's of its bytes."""
     import hashlib
 
     from rankhouse.loaders import sources, trec
 
     monkeypatch.setattr(trec, "FAST_BLOCK", 1024)
-    monkeypatch.setattr(sources, "read_input", lambda path: pytest.fail(f"{path} was read whole"))
+    monkeypatch.setattr(sources, "copy_input", lambda path, folder: pytest.fail(f"{path} was copied"))
     path = write(tmp_path, "plain.run", "\n".join(simple_run(3000)) + "\n")
     result = load_run(wh, path)
     assert (result.status, result.rows) == ("loaded", 3000)
