@@ -180,7 +180,7 @@ def test_disk_is_measured_for_folders_globs_and_files(bench, tmp_path):
     assert peers.folder_mb(tmp_path / "none") == 0.0
 
 
-SCRIPTS = ["banking77_speed", "demo_speed", "eval_speed", "evidence_speed", "fusion_speed", "spark_scale"]
+SCRIPTS = sorted(p.stem for p in BENCH.glob("*.py") if p.stem != "peers")  # every script but the shared module
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
