@@ -90,15 +90,17 @@ def tree_rss_mb(root: int) -> float:
     return total * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def folder_mb(pattern: str | Path) -> float:
+def folder_mb(pattern: str | Path | list[str | Path]) -> float:
     """The bytes of the files under the folders (or of the files) that `pattern` (a path, or a glob such as
-    `tmp/*/spill`) names (MB; 0 when there is none), read while other processes write and delete there.
+    `tmp/*/spill`, or a list of them) names (MB; 0 when there is none), read while other processes write and
+    delete there.
 
-    >>> folder_mb("/no/such/folder")
-    0.0
+    >>> folder_mb("/no/such/folder"), folder_mb(["/no/such/folder", "/nor/this"])
+    (0.0, 0.0)
     """
+    patterns = pattern if isinstance(pattern, list) else [pattern]
     total = 0
-    for folder in glob.glob(str(pattern)):
+    for folder in sorted({found for one in patterns for found in glob.glob(str(one))}):
         if os.path.isfile(folder):
             try:
                 total += os.lstat(folder).st_size
@@ -117,7 +119,7 @@ def folder_mb(pattern: str | Path) -> float:
 def run_measured(
     command: list[str],
     env: dict | None = None,
-    folders: dict[str, str | Path] | None = None,
+    folders: dict[str, str | Path | list[str | Path]] | None = None,
     echo: Callable[[str], None] | None = None,
     every: float = 0.5,
     heartbeat: float | None = None,

@@ -333,6 +333,24 @@ def child(args: argparse.Namespace) -> None:
 
 
 # -- the parent: both engines, one after the other --------------------------------------------------
+def duckdb_folders(tmp: Path, file: Path | None) -> dict[str, list[Path]]:
+    """The globs of the DuckDB process's files the bench watches, from the warehouse's layout: its spill
+    (every session's scratch folder's spill folders, the labels' connection's included) and, for a warehouse
+    in a file, that file with its store, namespace and labels files. An in-memory warehouse's home is a
+    `rankhouse-*` folder in the process's temporary folder `tmp`.
+
+    >>> sorted(duckdb_folders(Path("/s/tmp"), None))
+    ['duckdb_spill']
+    """
+    from rankhouse.warehouse.layout import MEMORY, Layout
+
+    layout = Layout.of(file) if file else Layout(MEMORY, tmp / "rankhouse-*")
+    folders = {"duckdb_spill": [layout.home / "work" / "*" / "spill*"]}
+    if file:
+        folders["duckdb_file"] = [file, layout.store, layout.studies, layout.labels]
+    return folders
+
+
 def run_engine(
     engine: str,
     run: Path,
@@ -351,11 +369,7 @@ def run_engine(
         for folder in (tmp, local, handover):
             folder.mkdir()
         file = Path(scratch, "scale.duckdb") if warehouse == "file" else None
-        # DuckDB's spill: <in-memory warehouse's temporary folder>/spill, or <warehouse file>.tmp
-        spill = f"{file}.tmp" if file else tmp / "rankhouse-*" / "spill"
-        folders = {"duckdb_spill": spill, "spark_local": local, "handover": handover}
-        if file:  # the warehouse file and its labels file, scale.labels.duckdb
-            folders["duckdb_file"] = Path(scratch, "scale*.duckdb")
+        folders = {**duckdb_folders(tmp, file), "spark_local": local, "handover": handover}
         env = {**os.environ, "TMPDIR": str(tmp), "SPARK_LOCAL_DIRS": str(local)}
         options = {"--run": run, "--qrels": qrels, "--values": values, "--workdir": handover,
                    "--spark-memory": spark_memory, "--duckdb-memory": duckdb_memory,

@@ -198,3 +198,36 @@ def test_every_bench_script_takes_a_folder_as_out_and_refuses_a_file_before_it_m
         done.stderr.strip() == f"--out {taken}: is a file; --out names a folder (the results go to {script}.json in it)"
     )
     assert taken.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+@pytest.mark.parametrize("in_file", [True, False])
+def test_the_bench_watches_where_the_warehouse_spills_and_keeps_its_tables(bench, tmp_path, monkeypatch, in_file):
+    """The DuckDB process's spill and warehouse files as the bench measures them are the folders a warehouse
+    uses (its sessions' temp_directory, its file, store, namespaces and labels): the 4x stage once reported
+    0 MB spilled while 31 GB were on disk, after the spill moved into each session's scratch folder."""
+    import glob
+    import tempfile
+    from pathlib import Path
+
+    import peers
+
+    from rankhouse.warehouse import Warehouse
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    file = tmp_path / "scale.duckdb" if in_file else None
+    folders = bench.duckdb_folders(tmp, file)
+    with Warehouse(file or ":memory:") as wh:
+        spill = Path(wh.sql("SELECT current_setting('temp_directory')")[0][0])
+        spill.mkdir(parents=True, exist_ok=True)
+        (spill / "block").write_bytes(b"0" * 2**20)
+        watched = {found for pattern in folders["duckdb_spill"] for found in glob.glob(str(pattern))}
+        assert str(spill) in watched and peers.folder_mb(folders["duckdb_spill"]) == 1.0, (spill, watched)
+        if in_file:
+            layout = wh.layout
+            kept = [layout.store, layout.studies, layout.labels]
+            for folder in kept:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "t.duckdb").write_bytes(b"0" * 2**19)
+            assert peers.folder_mb(folders["duckdb_file"]) >= 1.5
