@@ -8,19 +8,29 @@ reports the time from reading the files to having the mean of every measure; the
 memory is its own (wait4). rankhouse runs as `rankhouse eval` does without -q (per-query values are
 computed and stored, not read back). ranx compiles with numba: its first call (with an empty numba
 cache) is reported apart from its warm time (the same call again). A peer that is not installed is
-named and left out.
+named and left out. A last row, "one DuckDB statement (floor)", computes the same means in one
+DuckDB statement reading the two files (its own CSV reader, no checks, nothing stored): what the work
+costs with no warehouse around it, the floor rankhouse is measured against.
 
-Timings on a shared 2-core machine move by 10-30% from one run to the next: with --repeat N, rankhouse
-and pytrec_eval (the pair the goal compares) run N times each, alternating, and the tables give the
+Whole process to whole process: with TREC_EVAL set to a trec_eval executable (10.0, the C program; build
+it outside the repository), `rankhouse eval` (python -m rankhouse eval, the same measures) and
+`$TREC_EVAL -m map -m ndcg_cut.10 -m P.10 -m recall.100 -m recip_rank` run as commands on the same files,
+each timed from its start to its exit (a table of their own per size). Without TREC_EVAL they are left
+out, and the output says so.
+
+Timings on a shared 2-core machine move by 10-30% from one run to the next: with --repeat N, rankhouse,
+pytrec_eval and the floor (and the whole processes) run N times each, alternating, and the tables give the
 median with every run beside it; ranx runs once (a run is two calls, and takes minutes at 40,000 queries).
 
-    python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000] [--repeat 3] [--out bench/out] [--write-docs]
+    [TREC_EVAL=/path/to/trec_eval] python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000]
+        [--repeat 3] [--out bench/out] [--write-docs]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -28,7 +38,16 @@ from pathlib import Path
 
 import numpy as np
 import peers
-from peers import add_write_docs_option, installed, machine, own_peak_mb, results_file, rewrite_section, run_child
+from peers import (
+    add_write_docs_option,
+    installed,
+    machine,
+    own_peak_mb,
+    results_file,
+    rewrite_section,
+    run_child,
+    run_measured,
+)
 
 MEASURES = {
     "rankhouse": ["AP", "nDCG@10", "P@10", "R@100", "RR"],
@@ -36,6 +55,10 @@ MEASURES = {
     "ranx": ["map", "ndcg@10", "precision@10", "recall@100", "mrr"],
 }
 JUDGED = 50
+FLOOR = "one DuckDB statement (floor)"
+TREC_EVAL = "TREC_EVAL"  # the environment variable naming trec_eval's executable
+TREC_EVAL_MEASURES = ["map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"]
+TREC_EVAL_LABELS = ["map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank"]  # as it prints them
 
 
 def generate(out: Path, queries: int, docs: int, seed: int = 20261130) -> tuple[Path, Path]:
@@ -118,8 +141,60 @@ def run_ranx(run: str, qrels: str) -> dict:
     return {"seconds": warm, "first_call_seconds": first, "values": values}
 
 
-SYSTEMS = {"rankhouse": run_rankhouse, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
-MODULES = {"rankhouse": "rankhouse", "pytrec_eval": "pytrec_eval", "ranx": "ranx"}  # what each needs installed
+# The floor: trec_eval's order (score descending, then docno descending), the measures over the judged
+# documents of each query of the qrels that the run retrieved (pytrec_eval's and trec_eval's queries),
+# gains the grades, relevant a grade of at least 1.
+FLOOR_SQL = """
+WITH run AS (
+    SELECT * FROM read_csv(?, delim = ' ', header = false, quote = '', escape = '',
+        columns = {'qid': 'VARCHAR', 'q0': 'VARCHAR', 'docno': 'VARCHAR', 'rank': 'BIGINT', 'score': 'DOUBLE',
+                   'tag': 'VARCHAR'})
+),
+qrels AS (
+    SELECT * FROM read_csv(?, delim = ' ', header = false, quote = '', escape = '',
+        columns = {'qid': 'VARCHAR', 'iter': 'VARCHAR', 'docno': 'VARCHAR', 'rel': 'BIGINT'})
+),
+ranked AS (
+    SELECT qid, docno, row_number() OVER (PARTITION BY qid ORDER BY score DESC, docno DESC) AS rank FROM run
+),
+judged AS (
+    SELECT r.qid, r.rank, q.rel, row_number() OVER (PARTITION BY r.qid, q.rel >= 1 ORDER BY r.rank) AS nth
+    FROM ranked AS r JOIN qrels AS q ON q.qid = r.qid AND q.docno = r.docno
+),
+ideal AS (
+    SELECT qid, sum(rel / log2(i + 1)) FILTER (WHERE i <= 10) AS idcg, count(*) FILTER (WHERE rel >= 1) AS num_rel
+    FROM (SELECT qid, rel, row_number() OVER (PARTITION BY qid ORDER BY rel DESC) AS i FROM qrels WHERE rel > 0)
+    GROUP BY qid
+),
+per_query AS (
+    SELECT
+        i.qid,
+        coalesce(sum(j.nth / j.rank) FILTER (WHERE j.rel >= 1), 0) / i.num_rel AS ap,
+        coalesce(sum(j.rel / log2(j.rank + 1)) FILTER (WHERE j.rel > 0 AND j.rank <= 10), 0) / i.idcg AS ndcg,
+        count(*) FILTER (WHERE j.rel >= 1 AND j.rank <= 10) / 10 AS p10,
+        count(*) FILTER (WHERE j.rel >= 1 AND j.rank <= 100) / i.num_rel AS r100,
+        coalesce(1 / min(j.rank) FILTER (WHERE j.rel >= 1), 0) AS rr
+    FROM ideal AS i
+    JOIN judged AS j ON j.qid = i.qid
+    WHERE i.qid IN (SELECT qid FROM run)
+    GROUP BY i.qid, i.num_rel, i.idcg
+)
+SELECT avg(ap), avg(ndcg), avg(p10), avg(r100), avg(rr) FROM per_query
+"""
+
+
+def run_floor(run: str, qrels: str) -> dict:
+    """The measures' means in one DuckDB statement from the files (FLOOR_SQL). Every query of the bench's
+    qrels has a relevant document, and every query of its run a judged one."""
+    import duckdb
+
+    start = time.perf_counter()
+    values = duckdb.connect().execute(FLOOR_SQL, [run, qrels]).fetchone()
+    return {"seconds": time.perf_counter() - start, "values": [float(v) for v in values]}
+
+
+SYSTEMS = {"rankhouse": run_rankhouse, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx, FLOOR: run_floor}
+MODULES = {"rankhouse": "rankhouse", "pytrec_eval": "pytrec_eval", "ranx": "ranx", FLOOR: "duckdb"}  # needed installed
 ONCE = {"ranx"}  # run once whatever --repeat says
 
 
@@ -140,7 +215,7 @@ def summary(runs: list[dict]) -> dict:
 
 def measure(out: Path, queries: int, docs: int, systems: list[str], repeat: int = 1) -> dict:
     """One size: generate (or reuse) its files, run each system in a fresh process (`repeat` times,
-    alternating, but the ONCE systems), compare the means."""
+    alternating, but the ONCE systems), compare the means; then, with TREC_EVAL set, the whole processes."""
     print(f"generating {queries:,} queries x {docs:,} documents ...", file=sys.stderr)
     run, qrels = generate(out, queries, docs)
     runs: dict[str, list[dict]] = {system: [] for system in systems}
@@ -154,7 +229,44 @@ def measure(out: Path, queries: int, docs: int, systems: list[str], repeat: int 
     reference = results.get("pytrec_eval", results.get("rankhouse"))["values"]
     for result in results.values():
         result["max_difference_from_reference"] = max(abs(a - b) for a, b in zip(result["values"], reference))
-    return {"queries": queries, "docs": docs, "run_mb": run.stat().st_size / 2**20, "systems": results}
+    size = {"queries": queries, "docs": docs, "run_mb": run.stat().st_size / 2**20, "systems": results}
+    if os.environ.get(TREC_EVAL):
+        size["processes"] = whole_processes(os.environ[TREC_EVAL], run, qrels, repeat)
+    return size
+
+
+def whole_processes(trec_eval: str, run: Path, qrels: Path, repeat: int) -> dict:
+    """`rankhouse eval` and trec_eval as commands on the same files, `repeat` times each, alternating: each
+    one's wall seconds from start to exit (the median, every run), CPU seconds, peak memory (polled every
+    half second: wait4's would count the memory of this process, whose child it is) and printed means (4
+    places; they must agree)."""
+    commands = {
+        "rankhouse eval": [
+            sys.executable,
+            "-m",
+            "rankhouse",
+            "eval",
+            *(a for m in MEASURES["rankhouse"] for a in ("-m", m)),
+        ],
+        "trec_eval": [trec_eval, *(a for m in TREC_EVAL_MEASURES for a in ("-m", m))],
+    }
+    labels = {"rankhouse eval": MEASURES["rankhouse"], "trec_eval": TREC_EVAL_LABELS}
+    done: dict[str, list[dict]] = {name: [] for name in commands}
+    for turn in range(repeat):
+        for name, command in commands.items():
+            print(f"running {name} as a command on {run.name} (run {turn + 1}) ...", file=sys.stderr)
+            result = run_measured([*command, str(qrels), str(run)])
+            if result["returncode"]:
+                sys.exit(f"{' '.join(command)} failed:\n{result['stderr']}")
+            printed = {line.split("\t")[0].strip(): line.split("\t")[2] for line in result["stdout"].splitlines()}
+            done[name].append({
+                "seconds": result["wall_seconds"], "cpu_seconds": result["cpu_seconds"],
+                "peak_rss_mb": result["peak_tree_rss_mb"], "values": [printed[label] for label in labels[name]],
+            })  # fmt: skip
+    results = {name: {**summary(runs), "cpu": [r["cpu_seconds"] for r in runs]} for name, runs in done.items()}
+    if results["rankhouse eval"]["values"] != results["trec_eval"]["values"]:
+        sys.exit(f"rankhouse eval and trec_eval print different means: {results}")
+    return results
 
 
 def relative(seconds: float, base: float) -> str:
@@ -176,6 +288,25 @@ def seconds(result: dict) -> str:
     return f"{result['seconds']:.2f}" + (f" ({', '.join(f'{r:.2f}' for r in runs)})" if len(runs) > 1 else "")
 
 
+def processes_table(size: dict) -> list[str]:
+    """The whole-process table of a size (with TREC_EVAL): `rankhouse eval` and trec_eval as commands."""
+    if "processes" not in size:
+        return []
+    processes = size["processes"]
+    base = processes["rankhouse eval"]["seconds"]
+    lines = [
+        "Whole process to whole process (each a command, from its start to its exit; the same means printed):",
+        "",
+        "| command | seconds | relative to rankhouse eval | CPU seconds | peak memory (MB, polled) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, result in processes.items():
+        ratio = relative(result["seconds"], base) if name != "rankhouse eval" else "1.00x"
+        cpu = ", ".join(f"{c:.2f}" for c in result["cpu"])
+        lines.append(f"| {name} | {seconds(result)} | {ratio} | {cpu} | {result['peak_rss_mb']:,.0f} |")
+    return [*lines, ""]
+
+
 def section(results: dict) -> str:
     """The section of docs/performance.md: one table per size, then how time and memory grow."""
     env = results["machine"]
@@ -185,8 +316,8 @@ def section(results: dict) -> str:
         f"Measured {env['date']} at {env['commit']} on {env['cores']} cores and {env['memory_gb']} GB (load average "
         f"{env['load_average']:.1f} at the start; {versions}), each system in a fresh process, one after the other"
         + (
-            f"; rankhouse and pytrec_eval {results['repeat']} times each, alternating (the median, every run in "
-            "parentheses), ranx once:"
+            f"; rankhouse, pytrec_eval and the floor {results['repeat']} times each, alternating (the median, every "
+            "run in parentheses), ranx once:"
             if results.get("repeat", 1) > 1
             else ":"
         ),
@@ -194,6 +325,8 @@ def section(results: dict) -> str:
     ]
     for missing in results["missing"]:
         lines += [f"{missing}: not installed here, left out.", ""]
+    if not results.get("trec_eval"):
+        lines += [f"trec_eval (the C program): {TREC_EVAL} not set, whole processes left out.", ""]
     for size in results["sizes"]:
         systems = size["systems"]
         rh = systems["rankhouse"]["seconds"]
@@ -207,6 +340,7 @@ def section(results: dict) -> str:
         ]
         for system, result in systems.items():
             label = f"{system}, warm (second call)" if "first_call_seconds" in result else system
+            label = f"{label}, the same measures read from the files" if system == FLOOR else label
             ratio = relative(result["seconds"], rh) if system != "rankhouse" else "1.00x"
             lines.append(
                 f"| {label} | {seconds(result)} | {ratio} | {result['peak_rss_mb']:,.0f} | "
@@ -216,6 +350,7 @@ def section(results: dict) -> str:
                 first = result["first_call_seconds"]
                 lines.append(f"| {system}, first call (numba compiling) | {first:.2f} | {first / rh:.2f}x slower | | |")
         lines.append("")
+        lines += processes_table(size)
     if len(results["sizes"]) > 1:
         first, last = results["sizes"][0], results["sizes"][-1]
         growth = last["queries"] / first["queries"]
@@ -249,13 +384,16 @@ def main() -> None:
     missing = [s for s in SYSTEMS if s not in systems]
     for system in missing:
         print(f"{system}: not installed (pip install -e '.[bench]'), left out", file=sys.stderr)
+    if not os.environ.get(TREC_EVAL):
+        print(f"trec_eval: {TREC_EVAL} not set (the path of trec_eval's executable), left out", file=sys.stderr)
     from importlib.metadata import version
 
     results = {
         "machine": machine(),
-        "versions": {s: version({"pytrec_eval": "pytrec-eval-terrier"}.get(s, s)) for s in systems},
+        "versions": {MODULES[s]: version({"pytrec_eval": "pytrec-eval-terrier"}.get(s, MODULES[s])) for s in systems},
         "missing": missing,
         "repeat": args.repeat,
+        "trec_eval": os.environ.get(TREC_EVAL),
         "sizes": [measure(args.out, queries, args.docs, systems, args.repeat) for queries in args.queries],
     }
     text = section(results)

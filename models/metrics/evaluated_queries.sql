@@ -9,8 +9,9 @@
 --   Otherwise only the judged queries the system ranked documents for. num_rel counts grades >=
 --   relevance_level; num_judged_nonrel counts grades from 0 to below it (negative = not judged). The
 --   systems are those that rank a judged document, and every loaded TREC run when the rankings
---   include run_ranking (trec_eval scores a run without any judged document 0); each part of a study
---   (rankings' `model@part` sources) has its own systems and queries.
+--   include run_ranking (trec_eval scores a run without any judged document 0; the runs are read from
+--   run_blocks, and from the run lines only when the blocks do not cover them all, as run_ranking
+--   decides); each part of a study (rankings' `model@part` sources) has its own systems and queries.
 WITH topics AS (
     SELECT
         study,
@@ -27,7 +28,10 @@ systems AS (
     SELECT DISTINCT study, system FROM models.judged_ranking
     {%- if "run_ranking" in rankings %}
     UNION
+    SELECT DISTINCT {{ study | literal }}, run_id FROM models.run_blocks
+    UNION
     SELECT DISTINCT {{ study | literal }}, run_id FROM models.runs
+    WHERE (SELECT count(*) FROM models.runs) <> (SELECT coalesce(sum(lines), 0) FROM models.run_blocks)
     {%- endif %}
 )
 {%- if not complete %},

@@ -14,7 +14,9 @@
 --   together and already in that order (run_blocks) is ranked by the lines' positions in its block,
 --   which are those ranks; only the other queries are sorted, found by joining the blocks that are not
 --   in order (none, usually: a join with nothing to match reads no run line). A run whose blocks do not
---   cover every line (none was recorded) is sorted whole. A view: its one big reader
+--   cover every line (none was recorded) is sorted whole; a run's blocks never count more lines than it
+--   has, so when the blocks' lines add up to the runs' (two counts, no run line read) every run is
+--   covered and no run's lines are counted. A view: its one big reader
 --   (judged_ranking) keeps only the judged documents, and materialising every ranked document of a
 --   large run would cost more than the whole evaluation. Not null and unique by construction
 --   (positions in a block, row_number over NOT NULL columns), and never empty where a run is loaded
@@ -22,6 +24,7 @@
 WITH line_counts AS (
     SELECT run_id, count(*) AS lines
     FROM models.runs
+    WHERE (SELECT count(*) FROM models.runs) <> (SELECT coalesce(sum(lines), 0) FROM models.run_blocks)
     GROUP BY run_id
 ),
 

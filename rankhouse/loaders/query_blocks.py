@@ -12,6 +12,15 @@ run_ranking (models/staging/run_ranking.sql) ranks the lines of a block in order
 it (line - first_line + 1), and sorts only the others: the same ranks, without sorting every line of a
 large run.
 
+On the way, `add` proves that no query lists a document twice where it can (`distinct`): it hashes each
+line's docno and looks for a hash repeated within a block (each hash mixed with its block's number; the
+keys that share a bucket with another are sorted, a few percent of them). Distinct hashes are distinct
+docnos; so when every query is one block and no block repeats a hash, no (qid, docno) repeats, and the
+loader need not sort the hashes of every line of the run in DuckDB (REPEATED_HASHES: 1.4-1.7 CPU-seconds
+at 10M lines, against 0.4 here, docs/performance.md). A repeated hash (a repeated docno, or two docnos
+with one hash), a query in two places or a block too long to carry across chunks (TAIL_LIMIT) proves
+nothing, and the loader checks in DuckDB as before.
+
     >>> import pyarrow as pa
     >>> blocks = QueryBlocks()
     >>> blocks.add(pa.array(["q1", "q1", "q2"]), pa.array(["d1", "d2", "d3"]), pa.array([2.0, 1.0, 0.5]), 1)
@@ -36,6 +45,12 @@ FLOAT_MAX = float(np.finfo(np.float32).max)  # DuckDB refuses to cast a larger d
 # with more blocks (a query in many places, or tens of millions of queries) is stored as the general
 # reader's is, every query in no order, so that a load's memory does not grow with its file.
 BLOCKS_MEMORY = 1 << 28
+# The most lines of one block whose docno hashes are carried from a chunk to the next (8 bytes a line):
+# a longer block leaves the repeated documents to the loader's check in DuckDB.
+TAIL_LIMIT = 1 << 22
+HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd: a byte's weight is never a multiple of 2**64
+BLOCK_MIX = np.uint64(0xC2B2AE3D27D4EB4F)  # spreads a block's number over the bits of its hashes
+PADDED_WIDTH = 32  # the longest docnos (bytes) that _hashes pads to one width, a chunk's copy at most 4x
 
 
 class QueryBlocks:
@@ -49,6 +64,8 @@ class QueryBlocks:
         self._last: tuple[str, str, float] | None = None  # the previous chunk's last (qid, docno, score)
         self._floats_fit = True
         self.kept = True  # False once the blocks outgrew BLOCKS_MEMORY (and were dropped)
+        self._tail = np.zeros(0, dtype=np.uint64)  # the docno hashes of the last block so far
+        self._hashes_distinct = True  # no block repeats a docno hash; False also once a tail outgrew TAIL_LIMIT
 
     def add(self, qid: pa.Array, docno: pa.Array, score: pa.Array, first_line: int) -> None:
         """The next chunk of the file: its lines' qid, docno and score (doubles), the first of them at
@@ -80,6 +97,8 @@ class QueryBlocks:
         single = np.add.reduceat(np.append(out_of_float, False), starts) == 0
         first_qid, first_docno, first_score = qids[0].as_py(), docno[0].as_py(), float(scores[0])
         continues = self._last is not None and self._last[0] == first_qid
+        if self._hashes_distinct:
+            self._check_hashes(docno, starts, lengths, continues)
         if continues:  # the chunk's first block goes on with the previous chunk's last block
             _, last_docno, last_score = self._last
             after = last_docno > first_docno
@@ -95,6 +114,32 @@ class QueryBlocks:
         self._last = (qids[-1].as_py(), docno[rows - 1].as_py(), float(scores[rows - 1]))
         if self._bytes > BLOCKS_MEMORY:
             self.kept, self._parts = False, []
+
+    def _check_hashes(self, docno: pa.Array, starts: np.ndarray, lengths: np.ndarray, continues: bool) -> None:
+        """Look for a docno hash repeated within a block of this chunk (its first block with the previous
+        chunk's last if it `continues` it), and keep the hashes of its last block for the next chunk."""
+        if docno.type != pa.string():  # _hashes reads 32-bit offsets
+            self._hashes_distinct = False
+            return
+        hashes = _hashes(docno)
+        block = np.repeat(np.arange(len(starts), dtype=np.uint64), lengths)
+        if continues:  # the tail is block 0 of this chunk too
+            hashes, block = np.concatenate((self._tail, hashes)), np.concatenate((np.zeros_like(self._tail), block))
+        if _repeats(hashes ^ (block * BLOCK_MIX)):
+            self._hashes_distinct = False
+            return
+        last = len(hashes) - int(lengths[-1]) - (len(self._tail) if continues and len(starts) == 1 else 0)
+        self._tail = hashes[last:]
+        if len(self._tail) > TAIL_LIMIT:
+            self._hashes_distinct, self._tail = False, self._tail[:0]
+
+    def distinct(self) -> bool:
+        """Whether the lines added so far are proved to repeat no (qid, docno): every query is one block,
+        and no block repeats a docno hash (blocks kept)."""
+        if not (self.kept and self._hashes_distinct):
+            return False
+        qids = pa.chunked_array([part[1] for part in self._parts], pa.string())
+        return pc.count_distinct(qids).as_py() == len(qids)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The blocks, in file order, as Arrow batches with the columns of raw.run_blocks (but run_id): a
@@ -147,6 +192,59 @@ def _booleans(values: np.ndarray) -> pa.Array:
     """A boolean array of `values`."""
     flags = np.asarray(values, dtype=bool)
     return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(np.packbits(flags, bitorder="little"))])
+
+
+def _hashes(strings: pa.Array) -> np.ndarray:
+    """A 64-bit hash of each string of a string array without nulls: equal strings hash equal, so strings
+    with different hashes differ. Strings of at most PADDED_WIDTH bytes are padded to one width and read as
+    64-bit words; longer ones are hashed byte by byte (_byte_hashes)."""
+    if not len(strings):
+        return np.zeros(0, np.uint64)
+    width = pc.max(pc.binary_length(strings)).as_py()
+    words = -(-max(width, 1) // 8)
+    if width > PADDED_WIDTH:
+        return _byte_hashes(strings)
+    padded = pc.ascii_rpad(strings, words * 8, " ")  # bytes: equal strings stay equal
+    offsets = np.frombuffer(padded.buffers()[1], np.int32, count=len(padded) + 1, offset=padded.offset * 4)
+    if int(offsets[-1] - offsets[0]) != len(padded) * words * 8:  # a string not padded to the width
+        return _byte_hashes(strings)
+    matrix = np.frombuffer(padded.buffers()[2], np.uint64, count=len(padded) * words, offset=int(offsets[0]))
+    matrix = matrix.reshape(len(padded), words)
+    hashes = matrix[:, 0] * HASH_BASE
+    for column in range(1, words):
+        hashes = (hashes ^ matrix[:, column]) * HASH_BASE
+    hashes ^= numpy_numbers(pc.binary_length(strings)).astype(np.uint64)  # "d1" and "d1 " apart
+    # a product's low bits depend on the low bits alone: fold the high bits down (murmur3's finaliser)
+    hashes ^= hashes >> np.uint64(33)
+    hashes *= np.uint64(0xFF51AFD7ED558CCD)
+    return hashes ^ (hashes >> np.uint64(33))
+
+
+def _byte_hashes(strings: pa.Array) -> np.ndarray:
+    """_hashes byte by byte (a polynomial of the bytes), for strings of any length."""
+    offsets = np.frombuffer(strings.buffers()[1], np.int32, count=len(strings) + 1, offset=strings.offset * 4)
+    first = int(offsets[0])
+    starts, lengths = offsets[:-1] - first, np.diff(offsets)
+    data = strings.buffers()[2]
+    raw = np.frombuffer(data, np.uint8)[first : int(offsets[-1])] if data is not None else np.zeros(0, np.uint8)
+    weights = np.cumprod(np.full(max(int(lengths.max(initial=0)), 1), HASH_BASE, dtype=np.uint64))
+    terms = (raw.astype(np.uint64) + np.uint64(1)) * weights[np.arange(len(raw)) - np.repeat(starts, lengths)]
+    hashes = np.add.reduceat(np.append(terms, np.uint64(0)), starts)
+    hashes[lengths == 0] = 0  # reduceat gives an empty string the next string's first term
+    return hashes
+
+
+def _repeats(keys: np.ndarray) -> bool:
+    """Whether a value repeats in `keys` (well-mixed 64-bit values): the values that share a bucket of their
+    top bits, then of the bits below, with another (bincount, no sort), are sorted and compared."""
+    bits = max(12, min(22, len(keys).bit_length()))
+    for shift in (64 - bits, 64 - 2 * bits):
+        if len(keys) < 4096:
+            break
+        buckets = ((keys >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
+        keys = keys[np.bincount(buckets, minlength=1 << bits)[buckets] > 1]
+    keys = np.sort(keys)
+    return bool(np.any(keys[1:] == keys[:-1]))
 
 
 def _before(score: np.ndarray | float, next_score: np.ndarray | float, docno_after: np.ndarray | bool):  # noqa: ANN202

@@ -301,7 +301,8 @@ def _insert_simple(
     Missing or extra fields and unparsable numbers made the reader fail already; a value that breaks a
     rule becomes NULL in a NOT NULL column; a blank, byte or comment line the scan found off the layout,
     skipped blank lines and repeated (qid, docno) pairs are caught after the insert, by the scan and by
-    the check query over `rows_sql` (the rows just inserted). Call it inside a transaction.
+    the check query over `rows_sql` (the rows just inserted), unless the run's blocks proved that no pair
+    repeats (QueryBlocks.distinct). Call it inside a transaction.
     """
     insert = f"INSERT INTO {table} SELECT {'?, ' * len(prefix)}{fmt.select} FROM {FAST_FIELDS}"
     tables = _simple_tables(scan, fmt, blocks)
@@ -322,7 +323,11 @@ def _insert_simple(
         tables.close()  # the reading thread stops, whether or not DuckDB read every chunk
     if not scan.simple:
         raise _NotSimple
-    if rows != scan.lines or wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
+    if rows != scan.lines:
+        raise _NotSimple
+    if blocks is not None and blocks.distinct():  # proved as the chunks were read: no sort of every line's hash
+        return rows
+    if wh.sql(REPEATED_HASHES.format(key=fmt.key, rows=rows_sql))[0][0]:
         raise _NotSimple
     return rows
 

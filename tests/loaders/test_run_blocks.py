@@ -132,3 +132,66 @@ def test_blocks_rank_as_the_sort_does(run, order, precision):
 def wh():
     with Warehouse(":memory:") as warehouse:
         yield warehouse
+
+
+def distinct_of(*chunks: list[tuple[str, str]]) -> bool:
+    """QueryBlocks.distinct() of a file given as chunks of (qid, docno) lines (scores descending)."""
+    blocks, line = QueryBlocks(), 1
+    for chunk in chunks:
+        qids, docnos = zip(*chunk)
+        scores = [float(len(chunk) - i) for i in range(len(chunk))]
+        blocks.add(pa.array(qids), pa.array(docnos), pa.array(scores, pa.float64()), line)
+        line += len(chunk)
+    return blocks.distinct()
+
+
+def test_distinct_is_proved_within_blocks_and_across_chunks():
+    assert distinct_of([("q1", "d1"), ("q1", "d2"), ("q2", "d1"), ("q2", "")])  # d1 in two queries is fine
+    assert not distinct_of([("q1", "d1"), ("q1", "d2"), ("q1", "d1")])
+    assert not distinct_of([("q1", ""), ("q1", "")])  # empty docnos hash alike too
+    assert distinct_of([("q1", "d1"), ("q1", "d2")], [("q1", "d3"), ("q2", "d1")], [("q2", "d2")])
+    # a repeat across the chunks of one block, two chunks back; and within the continued block
+    assert not distinct_of([("q1", "d1"), ("q1", "d2")], [("q1", "d3")], [("q1", "d1"), ("q2", "d1")])
+    assert not distinct_of([("q0", "d1"), ("q1", "d1")], [("q1", "d2"), ("q1", "d1")])
+    # after the block ends, its docnos may come again in another query
+    assert distinct_of([("q1", "d1"), ("q1", "d2")], [("q2", "d2"), ("q2", "d1")], [("q3", "d1")])
+
+
+def test_distinct_is_not_proved_for_a_query_in_two_places_or_a_long_tail(monkeypatch):
+    # q1 in two places may repeat a docno across them: the loader's check in DuckDB decides
+    assert not distinct_of([("q1", "d1"), ("q2", "d1"), ("q1", "d2")])
+    assert not distinct_of([("q1", "d1"), ("q2", "d1")], [("q1", "d1")])
+    monkeypatch.setattr("rankhouse.loaders.query_blocks.TAIL_LIMIT", 2)
+    assert not distinct_of([("q1", "d1"), ("q1", "d2"), ("q1", "d3")], [("q1", "d4")])
+    assert distinct_of([("q1", "d1"), ("q1", "d2")], [("q2", "d4")])
+
+
+@pytest.mark.parametrize("padded_width", [64, 2])
+def test_hashes_of_sliced_and_odd_strings(padded_width, monkeypatch):
+    """Equal strings hash equal, these different ones apart, padded to one width (64) or byte by byte (2)."""
+    from rankhouse.loaders import query_blocks
+
+    monkeypatch.setattr(query_blocks, "PADDED_WIDTH", padded_width)
+    strings = pa.array(["x", "d1", "", "d1", "1d", "\u00e9\u00e9", "d10", "d1 ", "d1", "a" * 40]).slice(1)
+    hashes = query_blocks._hashes(strings)
+    assert len(hashes) == 9 and hashes[0] == hashes[2] == hashes[7]
+    assert len({int(h) for h in hashes}) == 7  # d1, "", 1d, éé, d10, "d1 ", a...a
+
+
+def test_a_run_repeating_a_document_is_refused_whichever_check_finds_it(wh, tmp_path, monkeypatch):
+    """The blocks prove a run's lines distinct, or the check in DuckDB (REPEATED_HASHES) runs: a repeat is
+    refused either way, naming its line."""
+    from rankhouse.errors import InputError
+    from rankhouse.loaders import trec
+
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d1 1 2.0 t\nq1 Q0 d1 3 1.0 t\n")  # q1 in two places
+    first = r"duplicate document for this query \(qid q1, docno d1, first at line 1\)"
+    with pytest.raises(InputError, match=r"run.txt:4: " + first):
+        load_run(wh, run)
+    run.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 1.0 t\nq2 Q0 d1 1 2.0 t\n")  # one block
+    with pytest.raises(InputError, match=r"run.txt:3: " + first):
+        load_run(wh, run)
+    run.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d1 1 2.0 t\n")
+    monkeypatch.setattr(trec, "REPEATED_HASHES", "SELECT error('not needed: the blocks proved it')")
+    assert load_run(wh, run).rows == 3
