@@ -1,5 +1,5 @@
 -- name: fusion_candidates
--- version: 1
+-- version: 2
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score, rank, listed); unique_grain; accepted_range(score, , ); at_least_one_row
@@ -22,9 +22,14 @@ within_depth AS (
     WHERE rank <= {{ candidate_depth }}
 )
 
--- Every arm's row of each document that some arm lists: a semi-join, so the union needs no DISTINCT.
-SELECT r.arm, r.corpus, r.query_row, r.doc_row, r.score, r.rank, r.rank <= {{ candidate_depth }} AS listed
+-- Every arm's row of each document that some arm lists: a semi-join, so the union needs no DISTINCT. A row
+-- within its own arm's depth is in the union by itself, so only the rows beyond it are looked up.
+SELECT arm, corpus, query_row, doc_row, score, rank, TRUE AS listed
+FROM ranked
+WHERE rank <= {{ candidate_depth }}
+UNION ALL
+SELECT r.arm, r.corpus, r.query_row, r.doc_row, r.score, r.rank, FALSE AS listed
 FROM ranked AS r
-WHERE EXISTS (
+WHERE r.rank > {{ candidate_depth }} AND EXISTS (
     SELECT 1 FROM within_depth AS w WHERE w.corpus = r.corpus AND w.query_row = r.query_row AND w.doc_row = r.doc_row
 )

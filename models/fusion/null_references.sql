@@ -1,5 +1,5 @@
 -- name: null_references
--- version: 5
+-- version: 6
 -- stage: prepare
 -- grain: arm, corpus, query_row, doc_row
 -- audits: not_null(arm, corpus, query_row, doc_row, score); unique_grain; accepted_range(score, , ); at_least_one_row
@@ -13,11 +13,24 @@
 --   Otherwise the panel's documents are scored by the retrieval models' own macros (bm25_sums, cosines):
 --   the same scores as bm25_scores' and dense_scores', without scoring the whole corpus.
 {% if arm_runs %}
-SELECT left(r.run_id, length(r.run_id) - 5) AS arm, {{ corpus | literal }} AS corpus, q.query_row, d.doc_row, r.score
-FROM models.runs AS r
+WITH null_lines AS (
+    SELECT left(run_id, length(run_id) - 5) AS arm, qid, docno, score
+    FROM models.runs
+    WHERE run_id LIKE '%.null' AND left(run_id, length(run_id) - 5) IN {{ arm_runs | literal }}
+),
+
+-- The row numbers of the panels' documents alone, so that the join to the null lines is built on these few
+-- keys (built on the lines, DuckDB chained each panel document's line of every query: twice the time).
+panel_keys AS (
+    SELECT d.docno, d.doc_row
+    FROM models.run_document_keys AS d
+    JOIN (SELECT DISTINCT docno FROM null_lines) AS p ON p.docno = d.docno
+)
+
+SELECT r.arm, {{ corpus | literal }} AS corpus, q.query_row, d.doc_row, r.score
+FROM null_lines AS r
 JOIN models.run_query_keys AS q ON q.qid = r.qid
-JOIN models.run_document_keys AS d ON d.docno = r.docno
-WHERE r.run_id LIKE '%.null' AND left(r.run_id, length(r.run_id) - 5) IN {{ arm_runs | literal }}
+JOIN panel_keys AS d ON d.docno = r.docno
 {% else %}
 WITH panel AS (
     SELECT corpus, doc_row

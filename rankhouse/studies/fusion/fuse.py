@@ -211,7 +211,7 @@ def write_fused_run(wh: Warehouse, rule: str, path: str | Path, tag: str | None 
         raise RankhouseError(f"no fused ranking for rule {rule!r}; known: {', '.join(known) or 'none'}")
     lines_sql = f"""
         SELECT concat_ws(' ', qid, 'Q0', docno, rank, CAST(score AS VARCHAR), $tag) AS line
-        FROM ({FUSED_ROWS}) ORDER BY qid, rank
+        FROM ({FUSED_ROWS}) ORDER BY query_row, rank
     """
     wh.export_lines(lines_sql, {**params, "tag": tag}, path)
     return lines
@@ -229,7 +229,7 @@ def fused_rows(wh: Warehouse, rules: Sequence[str]) -> pa.Table:
     tables = [
         wh.con.sql(
             f"SELECT $rule AS rule, qid AS query_id, docno AS doc_id, rank, score FROM ({FUSED_ROWS}) "
-            "ORDER BY qid, rank",
+            "ORDER BY query_row, rank",
             params={"rule": rule, "corpus": RUN_CORPUS},
         ).to_arrow_table()
         for rule in rules
@@ -237,10 +237,12 @@ def fused_rows(wh: Warehouse, rules: Sequence[str]) -> pa.Table:
     return pa.concat_tables(tables)
 
 
-# One rule's fused ranking of run files by the files' ids ($rule, $corpus): what write_fused_run writes.
+# One rule's fused ranking of run files by the files' ids ($rule, $corpus): what write_fused_run writes. Its
+# rows go in query id order by query_row, which numbers the ids in that order (run_query_keys): a sort on
+# integers, not on the ids' text.
 FUSED_WHERE = "f.rule = $rule AND f.corpus = $corpus"
 FUSED_ROWS = f"""
-    SELECT q.qid, d.docno, f.rank, f.score
+    SELECT q.qid, d.docno, f.rank, f.score, f.query_row
     FROM models.fused_rankings AS f
     JOIN models.run_query_keys AS q ON q.query_row = f.query_row
     JOIN models.run_document_keys AS d ON d.doc_row = f.doc_row
