@@ -32,5 +32,5 @@ def test_register_accepts_a_function_the_connection_already_has_from_elsewhere()
 
 
 def test_register_refuses_an_unknown_name_and_lists_the_known_ones():
-    with pytest.raises(RankhouseError, match="no SQL function 'nope' is registered; known: evidence_greedy"):
+    with pytest.raises(RankhouseError, match="no SQL function 'nope' is registered; known: bm25_full_ranking, evidence_greedy"):
         register(duckdb.connect(), ("nope",))
