@@ -153,19 +153,11 @@ parts AS (
     GROUP BY part
 )
 
-{%- for part in range(parts) %}
-
-SELECT unnest(r.query_row) AS query_row, unnest(r.doc_row) AS doc_row, unnest(r.score) AS score, unnest(r.rank) AS rank
-FROM (
-    SELECT bm25_full_ranking(p.queries, s.postings, c.documents) AS r
-    FROM parts AS p
-    CROSS JOIN postings AS s
-    CROSS JOIN collection AS c
-    WHERE p.part = {{ part }}
-) AS ranked
-{%- if not loop.last %}
-
-UNION ALL
-{%- endif %}
-{%- endfor %}
+{% call(part) ranked_parts(parts) -%}
+SELECT bm25_full_ranking(p.queries, s.postings, c.documents) AS r
+FROM parts AS p
+CROSS JOIN postings AS s
+CROSS JOIN collection AS c
+WHERE p.part = {{ part }}
+{%- endcall %}
 {%- endmacro %}
