@@ -15,4 +15,5 @@
 --   corpus is no column (retrieval_rankings names it), as in dense_ranking. The sums and the ranking
 --   are bm25_full_ranking's (rankhouse/bm25.py, in NumPy): bm25_scores' sums of the same bm25_weights,
 --   to the bit, ranked as full_ranking ranks them, in a fraction of the time (docs/performance.md).
+--   depends_on keeps bm25_scores (the same scores as a view, for queries and tests) built with it.
 {{ bm25_full_ranking("models.query_tokens", "models.bm25_query_ceilings", corpus, parts=16) }}

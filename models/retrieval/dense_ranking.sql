@@ -15,4 +15,5 @@
 --   (retrieval_rankings names it): a constant text column of 30.8M rows costs time to write
 --   (docs/performance.md). The cosines are dense_scores' (the same list_inner_product, to the bit), one
 --   list per query, ranked by ranked_scores (rankhouse/ranking.py, in NumPy) rather than a window sort.
+--   depends_on keeps dense_scores (the same scores as a view, for queries and tests) built with it.
 {{ dense_full_ranking(corpus) }}
