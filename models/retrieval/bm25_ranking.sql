@@ -6,6 +6,7 @@
 -- parameters: corpus = "banking77"
 -- functions: bm25_full_ranking
 -- depends_on: models.bm25_scores
+-- row_order: any
 -- dialect: duckdb: calls the Python function bm25_full_ranking
 -- description: The full BM25 ranking: every document for every query by score descending, exact
 --   ties by the document's row index in its source (seed 004). A table (3,080 x 10,003 rows for

@@ -6,6 +6,7 @@
 -- parameters: corpus = "banking77"
 -- functions: ranked_scores
 -- depends_on: models.dense_scores
+-- row_order: any
 -- dialect: duckdb: FLOAT[384] vectors, list_inner_product and the Python function ranked_scores
 -- description: The full dense ranking: every document for every query by cosine descending, exact
 --   ties by the document's row index (the tie rule of seed 004). A table, so that the 30.8M cosines
