@@ -41,7 +41,7 @@ def register(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
         try:
             con.create_function(
                 name, function.load(), list(function.parameters), function.returns, null_handling="special",
-                side_effects=False,
+                side_effects=False, type="arrow" if function.arrow else "native",
             )  # fmt: skip
         except duckdb.NotImplementedException as exc:  # registered on this connection by someone else
             if "already created" not in str(exc):

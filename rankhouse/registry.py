@@ -100,13 +100,16 @@ class Generator:
 
 @dataclass(frozen=True)
 class Function:
-    """A scalar SQL function implemented in Python: its name, callable and DuckDB signature."""
+    """A scalar SQL function implemented in Python: its name, callable and DuckDB signature. `arrow`: the
+    callable takes and returns Arrow arrays, a chunk of rows at a time (DuckDB's vectorized UDF), rather
+    than one row's Python values."""
 
     name: str
     target: str  # "module:attribute"
     parameters: tuple[str, ...]
     returns: str
     description: str
+    arrow: bool = False
 
     @property
     def key(self) -> str:
@@ -415,6 +418,17 @@ def core() -> None:
                   "a seeded order of every document"),
         Generator("query_blocks", ("corpus", "seed", "blocks"), "rankhouse.resample:generate_blocks",
                   "a seeded partition of a corpus's queries into held-out blocks (seed 003, section 9)"),
+        Function("bm25_full_ranking", "rankhouse.bm25:full_ranking_udf",
+                 ("STRUCT(query_row INTEGER, terms INTEGER[])[]", "STRUCT(doc_rows INTEGER[], weight_units BIGINT[])[]",
+                  "BIGINT"), "STRUCT(query_row INTEGER[], doc_row INTEGER[], score DOUBLE[], rank BIGINT[])",
+                 "BM25's full ranking of a part of the queries (seed 004; sql/macros/bm25.sql's bm25_full_ranking): "
+                 "(queries with their term indices, every term's postings, the number of documents) -> "
+                 "(query_row, doc_row, score, rank) as parallel lists", arrow=True),
+        Function("ranked_scores", "rankhouse.ranking:ranked_scores_udf", ("BIGINT[]", "BIGINT[]", "FLOAT[][]"),
+                 "STRUCT(query_row BIGINT[], doc_row BIGINT[], score FLOAT[], rank BIGINT[])",
+                 "the full rankings of a part of the queries, by score descending, then doc_row (the seed order): "
+                 "(query rows, doc_rows ascending, each query's scores in doc_row order) -> (query_row, doc_row, "
+                 "score, rank) as parallel lists", arrow=True),
         Writer("trec", "rankhouse.study.trec"),
         ReportKind("trec", ("results", "rankhouse.report.sections:per_query_section"),
                    note="Means over the queries (trec_eval's summary), counts summed."),

@@ -18,7 +18,9 @@ inline-table body: definitions of the model's own columns, `listed = "..."`, set
 the glossary's; below), materialized (`table`, the default, or `view` for a large intermediate that its
 readers consume once), aggregate (`hash`, the default, or `array` for a model whose GROUP BY is over one
 dense integer key: the statements that compute it, its own build or, for a view, the builds of the
-tables that read it, sum into a directly indexed array; Warehouse.array_aggregates), functions (the
+tables that read it, sum into a directly indexed array; Warehouse.array_aggregates), row_order (`kept`,
+the default, or `any` for a table whose rows may be stored in any order: its build lets DuckDB drop the
+SELECT's order, so that the parts of a UNION ALL are computed side by side), functions (the
 Python SQL functions the SQL calls, from the registry rankhouse/functions.py, registered just before the
 model is built), dialect (`duckdb: <reason>` for a model that needs DuckDB-only features and is
 exempt from the Spark portability check), parity (`within(<column> <amount>, ...): <reason>` for a portable
@@ -63,10 +65,11 @@ from rankhouse.errors import ModelError
 STAGES = ("prepare", "evaluate")
 REQUIRED = ("name", "version", "stage", "grain", "audits", "description")
 OPTIONAL = ("parameters", "raw", "depends_on", "materialized", "aggregate", "functions", "dialect", "columns")
-OPTIONAL += ("companion", "parity", "holds")
+OPTIONAL += ("companion", "parity", "holds", "row_order")
 GLOSSARY = "columns.toml"
 MATERIALIZATIONS = ("table", "view")
 AGGREGATES = ("hash", "array")
+ROW_ORDERS = ("kept", "any")
 HEADER_LINE = re.compile(r"^--\s?(\w+):\s*(.*)$")
 CONTINUATION = re.compile(r"^--\s{2,}(\S.*)$")
 AUDIT = re.compile(r"^(\w+)(?:\((.*)\))?$")
@@ -107,6 +110,7 @@ class Model:
     depends_on: tuple[str, ...] = ()
     materialized: str = "table"
     aggregate: str = "hash"
+    row_order: str = "kept"
     functions: tuple[str, ...] = ()
     dialect: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
@@ -332,6 +336,8 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         raise ModelError(name, f"materialized must be one of {', '.join(MATERIALIZATIONS)}")
     if header.get("aggregate", "hash") not in AGGREGATES:
         raise ModelError(name, f"aggregate must be one of {', '.join(AGGREGATES)}")
+    if header.get("row_order", "kept") not in ROW_ORDERS:
+        raise ModelError(name, f"row_order must be one of {', '.join(ROW_ORDERS)}")
     if header.get("companion", "false") not in ("true", "false"):
         raise ModelError(name, "companion is true or false")
     if header.get("companion") == "true" and (header.get("materialized") != "view" or header["stage"] != "prepare"):
@@ -369,6 +375,7 @@ def parse_model(path: Path, models_dir: Path, glossary: dict[str, str] | None = 
         depends_on=tuple(t.strip() for t in header.get("depends_on", "").split(",") if t.strip()),
         materialized=header.get("materialized", "table"),
         aggregate=header.get("aggregate", "hash"),
+        row_order=header.get("row_order", "kept"),
         functions=tuple(f.strip() for f in header.get("functions", "").split(",") if f.strip()),
         dialect=header.get("dialect") or None,
         columns=parse_columns(name, header.get("columns", ""), glossary or {}),

@@ -740,6 +740,21 @@ class Warehouse:
             self.con.execute("RESET memory_limit")
             self._limit_memory(self.con)
 
+    @contextmanager
+    def any_row_order(self) -> Iterator[None]:
+        """For the statements in the block, let DuckDB store a result's rows in any order
+        (preserve_insertion_order off): a CREATE TABLE AS over a UNION ALL then computes its parts side by
+        side instead of one after the other. For the builds of models marked `row_order: any`.
+
+        >>> with wh.any_row_order():  # doctest: +SKIP
+        ...     wh.sql("CREATE TABLE ranked AS SELECT * FROM models.bm25_ranking")
+        """
+        self.con.execute("SET preserve_insertion_order = false")
+        try:
+            yield
+        finally:
+            self.con.execute("RESET preserve_insertion_order")
+
     def export_lines(self, query: str, params: dict | list | None, path: str | Path) -> None:
         """Write a one-column query's text rows to `path`, one line each (a newline after each, a NULL as an
         empty line), in order: each Arrow batch's text written as it is, with the newlines put in (text_lines);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -348,10 +349,11 @@ class Runner:
         """
         kind = "VIEW" if model.materialized == "view" else "TABLE"
         create = f"CREATE OR REPLACE {kind} {target} AS\n{sql}"
-        if model.materialized == "table" and self.project.computes_array_aggregate(model.name):
-            with self.wh.array_aggregates():
-                self.wh.sql(create)
-        else:
+        with contextlib.ExitStack() as settings:
+            if model.materialized == "table" and self.project.computes_array_aggregate(model.name):
+                settings.enter_context(self.wh.array_aggregates())
+            if model.materialized == "table" and model.row_order == "any":
+                settings.enter_context(self.wh.any_row_order())
             self.wh.sql(create)
 
     def _audit(self, model: Model, target: str, rows: int | None) -> None:

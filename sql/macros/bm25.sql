@@ -105,3 +105,59 @@ WHERE q.corpus = {{ corpus | literal }} AND d.corpus = {{ corpus | literal }}{{ 
 {% macro _in_part(key, part, parts) -%}
 {% if parts > 1 %} AND q.{{ key }} % {{ parts }} = {{ part }}{% endif %}
 {%- endmacro %}
+
+{#- The full BM25 ranking of `corpus` (query_row, doc_row, score, rank: every document for every query, by
+    score descending, exact ties by doc_row ascending): the scores bm25_sums computes, to the bit, ranked
+    in the seed order (full_ranking), by the Python function bm25_full_ranking (rankhouse/bm25.py), which
+    a model calling this names in its `functions:`. `query_terms` is a relation of (corpus, query_row,
+    term), one row per distinct term of a query, `queries` one of (corpus, query_row), every query once.
+    Each term's postings (its documents' rows and weight units) go to the function once per part, with
+    the part's queries and the indices of their terms; the queries go in `parts` (by query_row modulo
+    `parts`), one call each, so that one part's ranking is in memory at a time on each thread. -#}
+{% macro bm25_full_ranking(query_terms, queries, corpus, parts=16) -%}
+WITH collection AS (
+    SELECT documents FROM models.bm25_collection WHERE corpus = {{ corpus | literal }}
+),
+
+terms AS (
+    SELECT
+        term,
+        row_number() OVER (ORDER BY term) - 1 AS term_index,
+        list(CAST(doc_row AS INTEGER) ORDER BY doc_row) AS doc_rows,
+        list(weight_units ORDER BY doc_row) AS weight_units
+    FROM models.bm25_weights
+    WHERE corpus = {{ corpus | literal }}
+    GROUP BY term
+),
+
+postings AS (
+    SELECT list({'doc_rows': doc_rows, 'weight_units': weight_units} ORDER BY term_index) AS postings
+    FROM terms
+),
+
+query_terms AS (
+    SELECT
+        q.query_row,
+        q.query_row % {{ parts }} AS part,
+        coalesce(list(CAST(s.term_index AS INTEGER) ORDER BY s.term_index) FILTER (WHERE s.term_index IS NOT NULL), []) AS terms
+    FROM {{ queries }} AS q
+    LEFT JOIN {{ query_terms }} AS t ON t.corpus = q.corpus AND t.query_row = q.query_row
+    LEFT JOIN terms AS s ON s.term = t.term
+    WHERE q.corpus = {{ corpus | literal }}
+    GROUP BY q.query_row
+),
+
+parts AS (
+    SELECT part, list({'query_row': CAST(query_row AS INTEGER), 'terms': terms} ORDER BY query_row) AS queries
+    FROM query_terms
+    GROUP BY part
+)
+
+{% call(part) ranked_parts(parts) -%}
+SELECT bm25_full_ranking(p.queries, s.postings, c.documents) AS r
+FROM parts AS p
+CROSS JOIN postings AS s
+CROSS JOIN collection AS c
+WHERE p.part = {{ part }}
+{%- endcall %}
+{%- endmacro %}

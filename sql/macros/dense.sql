@@ -38,3 +38,39 @@ UNION ALL
 {%- endif %}
 {%- endfor %}
 {%- endmacro %}
+
+{#- The full dense ranking of `corpus` (query_row, doc_row, score, rank: every document for every query, by
+    cosine descending, exact ties by doc_row ascending): the cosines `cosines` computes, to the bit (the
+    same list_inner_product over the same lists), ranked in the seed order (full_ranking) by the Python
+    function ranked_scores (rankhouse/ranking.py), which a model calling this names in its `functions:`.
+    Each query's cosines are one list, in doc_row order (list_transform over the documents' vectors), so
+    that they need no sort to reach the function; the queries go in `parts` (by query_row modulo `parts`),
+    each part a pipeline and one call of its own, run on as many threads as DuckDB has. -#}
+{% macro dense_full_ranking(corpus, parts=16) -%}
+WITH documents AS (
+    SELECT
+        list(d.doc_row ORDER BY d.doc_row) AS doc_rows,
+        list(CAST(v.vector AS FLOAT[]) ORDER BY d.doc_row) AS vectors
+    FROM models.documents AS d
+    JOIN models.document_vectors AS v ON v.corpus = d.corpus AND v.doc_id = d.doc_id
+    WHERE d.corpus = {{ corpus | literal }}
+),
+
+queries AS (
+    SELECT q.query_row, CAST(v.vector AS FLOAT[]) AS vector
+    FROM models.queries AS q
+    JOIN models.query_vectors AS v ON v.corpus = q.corpus AND v.qid = q.qid
+    WHERE q.corpus = {{ corpus | literal }}
+)
+
+{% call(part) ranked_parts(parts) -%}
+SELECT ranked_scores(
+    list(q.query_row ORDER BY q.query_row),
+    any_value(d.doc_rows),
+    list(list_transform(d.vectors, lambda v: list_inner_product(q.vector, v)) ORDER BY q.query_row)
+) AS r
+FROM queries AS q
+CROSS JOIN documents AS d
+WHERE q.query_row % {{ parts }} = {{ part }}
+{%- endcall %}
+{%- endmacro %}

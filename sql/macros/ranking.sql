@@ -32,6 +32,23 @@ SELECT
 FROM scores
 {%- endmacro %}
 
+{#- A full ranking computed in parts by a Python function (bm25_full_ranking, ranked_scores): the caller
+    renders, for each part from 0 to `parts` - 1, the SELECT of one row whose column `r` is the part's
+    ranking as parallel lists (query_row, doc_row, score, rank); these are unnested into rows, and the
+    parts, each a pipeline of its own, run on as many threads as DuckDB has. -#}
+{% macro ranked_parts(parts) -%}
+{%- for part in range(parts) %}
+SELECT unnest(r.query_row) AS query_row, unnest(r.doc_row) AS doc_row, unnest(r.score) AS score, unnest(r.rank) AS rank
+FROM (
+    {{ caller(part) | indent(4) }}
+) AS ranked
+{%- if not loop.last %}
+
+UNION ALL
+{% endif %}
+{%- endfor %}
+{%- endmacro %}
+
 {#- trec_eval's order of a run's documents when it counts preferences (form_prefs_counts.c): score
     descending, then docno ascending, the other way round from trec_order's ties. `precision` as in
     trec_order. -#}

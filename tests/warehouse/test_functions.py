@@ -32,5 +32,6 @@ def test_register_accepts_a_function_the_connection_already_has_from_elsewhere()
 
 
 def test_register_refuses_an_unknown_name_and_lists_the_known_ones():
-    with pytest.raises(RankhouseError, match="no SQL function 'nope' is registered; known: evidence_greedy"):
+    known = "bm25_full_ranking, ranked_scores, evidence_greedy"  # the core's, then the studies'
+    with pytest.raises(RankhouseError, match=f"no SQL function 'nope' is registered; known: {known}"):
         register(duckdb.connect(), ("nope",))
