@@ -214,7 +214,8 @@ class Runner:
 
     def fingerprint(self, name: str) -> str:
         """SHA-256 over canonical SQL, version, materialisation, parameters, parents' fingerprints, source
-        data and DuckDB version. Not the engine: a model gives the same rows on DuckDB and on Spark
+        data, DuckDB version and the source of the Python functions the model calls. Not the engine: a
+        model gives the same rows on DuckDB and on Spark
         (tests/spark/test_spark_engine.py), so a model built on one is up to date on the other (`--force`
         rebuilds it), and a freeze verifies whichever engine built its models. Not the namespace either:
         two studies whose model has the same fingerprint share its store table."""
@@ -247,6 +248,8 @@ class Runner:
             "sources": source_versions(self.wh, refs if labelled else {r for r in refs if not r.startswith("gate.")}),
             "engine": f"duckdb {duckdb.__version__}",
         }
+        if model.functions:  # the Python code of the functions it calls (functions.code_digest)
+            payload["functions"] = {name: functions.code_digest(name) for name in sorted(model.functions)}
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()
 

@@ -32,6 +32,62 @@ def test_register_accepts_a_function_the_connection_already_has_from_elsewhere()
 
 
 def test_register_refuses_an_unknown_name_and_lists_the_known_ones():
-    known = "bm25_full_ranking, ranked_scores, evidence_greedy"  # the core's, then the studies'
+    known = ", ".join(sorted(FUNCTIONS))
+    assert {"bm25_full_ranking", "ranked_scores", "evidence_greedy", "semantic_chunks"} <= set(FUNCTIONS)
     with pytest.raises(RankhouseError, match=f"no SQL function 'nope' is registered; known: {known}"):
         register(duckdb.connect(), ("nope",))
+
+
+def test_a_functions_code_is_part_of_the_fingerprints_of_the_models_that_call_it(tmp_path, monkeypatch):
+    """A table a Python function computed is rebuilt when the function's code changes (its module, or a
+    module of its package it imports), as when the model's SQL does; a model that calls no function keeps
+    its fingerprint, and code elsewhere (the runner, the loaders) is not part of it."""
+    from model_files import model
+
+    from rankhouse import functions, registry
+    from rankhouse.registry import Function
+    from rankhouse.warehouse import Warehouse
+    from rankhouse.warehouse.dag import Project
+    from rankhouse.warehouse.runner import Runner
+
+    package = tmp_path / "code" / "mine"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("def scale(x):\n    return 2 * x\n")
+    (package / "udf.py").write_text(
+        "from mine.helper import scale\nimport json\n\ndef doubled(x):\n    return scale(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "code"))
+    registry.register(Function("mine_doubled", "mine.udf:doubled", ("DOUBLE",), "DOUBLE", "doubles"), origin="mine")
+    models = tmp_path / "models"
+    model(models, "runs", "SELECT run_id, score FROM raw.runs")
+    model(models, "doubled", "SELECT run_id, mine_doubled(score) AS score FROM models.runs",
+          extra="-- functions: mine_doubled")  # fmt: skip
+
+    def fingerprints() -> tuple[str, str]:
+        functions._sources.cache_clear()
+        project = Project.load(models)
+        with Warehouse(":memory:") as wh:
+            runner = Runner(wh, project, project.params)
+            return runner.fingerprint("runs"), runner.fingerprint("doubled")
+
+    try:
+        assert sorted(functions._sources("mine.udf")) == ["mine.helper", "mine.udf"]  # not json
+        runs, doubled = fingerprints()
+        assert fingerprints() == (runs, doubled)
+        (package / "helper.py").write_text("def scale(x):\n    return 3 * x\n")
+        assert fingerprints()[0] == runs and fingerprints()[1] != doubled
+        changed = fingerprints()[1]
+        (package / "udf.py").write_text((package / "udf.py").read_text() + "# a comment is code too\n")
+        assert fingerprints() == (runs, fingerprints()[1]) and fingerprints()[1] not in (doubled, changed)
+    finally:
+        registry.forget("mine")
+        functions._sources.cache_clear()
+
+
+def test_the_full_rankings_functions_code_is_their_modules():
+    from rankhouse import functions
+
+    assert sorted(functions._sources("rankhouse.bm25")) == ["rankhouse.bm25", "rankhouse.ranking"]
+    assert sorted(functions._sources("rankhouse.ranking")) == ["rankhouse.ranking"]
+    assert functions.code_digest("bm25_full_ranking") != functions.code_digest("ranked_scores")
