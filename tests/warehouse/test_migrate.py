@@ -57,13 +57,16 @@ def test_migrate_carries_the_study_over_and_its_freeze_still_verifies(old):
     assert "trec_sample: 4 models, 1 freeze" in done.stderr
     assert (old.parent / "w.v1.duckdb").exists() and (old.parent / "w.labels.v1.duckdb").exists()
     status = rankhouse_in_process("study", "status", PROTOCOL, "--db", old).stdout
-    # what the carry-over kept verifies; the one change is this release's measure_requests (version 3 -> 4, a
-    # parameters column), which 0.1 built and froze: the freeze says so, and nothing else
+    # what the carry-over kept verifies; the changes are this release's measure_requests (version 3 -> 4, a
+    # parameters column) and run_ranking (issue 39: it finds the runs from their blocks), which 0.1 built and
+    # froze: the freeze says so, and nothing else
     current = next(line for line in status.splitlines() if line.startswith("current    "))
-    assert current.startswith("current    trec_sample-1: CHANGED: table models.measure_requests was built by the "
-                              "frozen definition of its model, which changed since"), status  # fmt: skip
-    assert current.count("; ") == 1 and current.endswith("model measure_requests changed (its SQL, parameters, "
-                                                         "parents or data)"), current  # fmt: skip
+    changed = [f"{kind} models.{name} was built by the frozen definition of its model, which changed since: rebuild "
+               f"it with rankhouse study prepare {PROTOCOL}" for kind, name in (("table", "measure_requests"),
+                                                                               ("view", "run_ranking"))]  # fmt: skip
+    changed += [f"model {name} changed (its SQL, parameters, parents or data)" for name in ("measure_requests",
+                                                                                          "run_ranking")]  # fmt: skip
+    assert current == "current    trec_sample-1: CHANGED: " + "; ".join(changed), status
     assert "records no evaluate plan" in status
     assert results(old, "trec_sample", "trec_sample-1") == recorded  # the 0.1 results, kept by freeze
     # no label row outside the study's labels file
