@@ -75,7 +75,8 @@ class QueryBlocks:
             return
         qid, docno = _plain(qid), _plain(docno)
         scores = numpy_numbers(score)
-        floats = scores.astype(np.float32)
+        with np.errstate(over="ignore"):  # a score beyond float32 becomes inf here; _floats_fit records it
+            floats = scores.astype(np.float32)
         self._floats_fit &= bool(np.all(np.abs(scores) <= FLOAT_MAX))
         runs = pc.run_end_encode(qid)  # one run of equal qids per block: its values and where it ends
         qids = runs.values
