@@ -1,5 +1,5 @@
 """Full rankings in NumPy, for the SQL functions that rank every document for every query of a part of the
-queries (bm25_full_ranking: rankhouse/bm25.py; ranked_scores, below): one sort of 64-bit keys per query,
+queries (bm25_full_ranking: rankhouse/bm25.py; ranked_cosines, below): one sort of 64-bit keys per query,
 each key a document's score as a whole number (its order) above its position, so that equal scores are
 ranked by position, that is by doc_row ascending (the seed order: sql/macros/ranking.sql's seed_order),
 and any sort gives that order (the keys are distinct). A window sort in DuckDB took three to four times as
@@ -12,6 +12,9 @@ rank), query by query and rank by rank, which the model unnests.
 
 from __future__ import annotations
 
+import threading
+
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -104,10 +107,10 @@ def struct_of_lists(results: list[list[np.ndarray]], columns: tuple[tuple[str, p
     return pa.StructArray.from_arrays(children, names=[name for name, _ in columns])
 
 
-# ranked_scores: float scores (cosines), every query's in the order of the documents' rows
+# ranked_cosines: float32 inner products of unit vectors, every query's in the order of the documents' rows
 SCORE_COLUMNS = (("query_row", pa.int64()), ("doc_row", pa.int64()), ("score", pa.float32()), ("rank", pa.int64()))
-SCORES_RETURNS = "STRUCT(query_row BIGINT[], doc_row BIGINT[], score FLOAT[], rank BIGINT[])"
-SCORES_PARAMETERS = ("BIGINT[]", "BIGINT[]", "FLOAT[][]")
+COSINES_RETURNS = "STRUCT(query_row BIGINT[], doc_row BIGINT[], score FLOAT[], rank BIGINT[])"
+COSINES_PARAMETERS = ("BIGINT[]", "FLOAT[][]", "BIGINT[]", "FLOAT[][]")
 
 
 def float_order(scores: np.ndarray) -> np.ndarray:
@@ -123,24 +126,100 @@ def float_order(scores: np.ndarray) -> np.ndarray:
     return ordered
 
 
-def ranked_scores_udf(query_rows: pa.Array, doc_rows: pa.Array, scores: pa.Array) -> pa.Array:
-    """The SQL function ranked_scores(query_rows BIGINT[], doc_rows BIGINT[], scores FLOAT[][]) (RETURNS
-    SCORES_RETURNS): per row, its queries' full rankings; query i's scores are scores[i], one per document
-    in the order of doc_rows, which must be ascending (so that equal scores are ranked by doc_row)."""
+def duckdb_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """DuckDB's own list_inner_product of every query (a row of `queries`) with every document, as a
+    (queries x documents) float32 matrix: the definition inner_products reproduces, computed by DuckDB on
+    a private in-memory connection of one thread, one per calling thread (about 1.5 microseconds a
+    product; opening a connection takes longer than a probe's 20,000 products)."""
+    con = getattr(_private, "con", None)
+    if con is None:
+        con = _private.con = duckdb.connect(":memory:", config={"threads": 1})
+    for name, matrix in (("rh_q", queries), ("rh_d", documents)):
+        flat = np.ascontiguousarray(matrix, dtype=np.float32).ravel()
+        vectors = pa.FixedSizeListArray.from_arrays(
+            pa.Array.from_buffers(pa.float32(), len(flat), [None, pa.py_buffer(flat)]), matrix.shape[1]
+        )
+        rows = np.arange(len(matrix), dtype=np.int64)
+        con.register(name, pa.table({"i": pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)]),
+                                     "v": vectors}))  # fmt: skip
+    try:
+        found = con.sql(
+            "SELECT list_inner_product(q.v::FLOAT[], d.v::FLOAT[]) AS p FROM rh_q AS q CROSS JOIN rh_d AS d "
+            "ORDER BY q.i, d.i"
+        ).to_arrow_table()["p"]
+    finally:
+        con.unregister("rh_q")
+        con.unregister("rh_d")
+    products = found.combine_chunks().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    return products.reshape(len(queries), len(documents))
+
+
+_private = threading.local()  # duckdb_products' connection in each thread that called it
+
+
+def blas_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """queries x documents transposed, by this machine's BLAS (single precision)."""
+    return np.matmul(queries, documents.T, dtype=np.float32)
+
+
+def inner_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """Every query's inner product with every document (float32 rows of equal length), bit for bit
+    DuckDB's list_inner_product: a chain of fused multiply-adds over the components in order, from 0
+    (measured against it on DuckDB 2.0; docs/performance.md). BLAS's single-precision matrix product
+    computes the same chains where its kernel runs one chain of fused multiply-adds per product over the
+    whole depth (OpenBLAS on x86-64 with FMA, 384 components: every one of BANKING77's 30.8M products
+    the same), in a hundredth of the time. Whether this machine's BLAS does is checked on every call:
+    the first and last query's products with every document are compared, bit for bit, with DuckDB's
+    own (duckdb_products); if any differs, every product is DuckDB's own (a kernel of another order
+    changes most of them, so a probe of thousands of products catches it).
+
+    >>> q = np.array([[0.6, 0.8]], dtype=np.float32); d = np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
+    >>> inner_products(q, d).tolist() == duckdb_products(q, d).tolist()
+    True
+    """
+    products = blas_products(queries, documents)
+    probe = sorted({0, len(queries) - 1})
+    if np.array_equal(products[probe].view(np.uint32), duckdb_products(queries[probe], documents).view(np.uint32)):
+        return products
+    return duckdb_products(queries, documents)
+
+
+def _vectors(lists: pa.Array, count: int, what: str) -> np.ndarray:
+    """A list of `count` float vectors of one length as a (count x length) float32 matrix."""
+    if len(lists) != count or lists.null_count:
+        raise ValueError(f"ranked_cosines: not one vector for every {what}")
+    bounds = offsets(lists)
+    length = int(bounds[1]) if count else 0
+    if np.any(np.diff(bounds) != length):
+        raise ValueError(f"ranked_cosines: the {what} vectors are not all of one length")
+    flat = lists.flatten()
+    if flat.null_count:
+        raise ValueError(f"ranked_cosines: a {what} vector has a NULL component")
+    return flat.to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(count, length)
+
+
+def ranked_cosines_udf(
+    query_rows: pa.Array, query_vectors: pa.Array, doc_rows: pa.Array, doc_vectors: pa.Array
+) -> pa.Array:
+    """The SQL function ranked_cosines(query_rows BIGINT[], query_vectors FLOAT[][], doc_rows BIGINT[],
+    doc_vectors FLOAT[][]) (RETURNS COSINES_RETURNS): per row, its queries' full rankings by the inner
+    product of their vectors with the documents' (inner_products: list_inner_product's bits), descending;
+    the doc_rows must be ascending, so that equal products are ranked by doc_row."""
     results = []
     for i in range(len(query_rows)):
-        rows, docs, lists = query_rows[i], doc_rows[i], scores[i]
-        if not rows.is_valid or not docs.is_valid or not lists.is_valid:  # no query or no document: no pair
+        rows, queries, docs, documents = query_rows[i], query_vectors[i], doc_rows[i], doc_vectors[i]
+        if not all(x.is_valid for x in (rows, queries, docs, documents)):  # no query or no document: no pair
             results.append(empty(SCORE_COLUMNS))
             continue
         rows = rows.values.to_numpy(zero_copy_only=False)
         docs = docs.values.to_numpy(zero_copy_only=False).astype(np.int64)
-        lists = lists.values
         if np.any(np.diff(docs) <= 0):
-            raise ValueError("ranked_scores: the doc_rows are not ascending")
-        if len(lists) != len(rows) or lists.null_count or np.any(np.diff(offsets(lists)) != len(docs)):
-            raise ValueError("ranked_scores: not one score per document for every query")
-        matrix = values(lists, np.float32).reshape(len(rows), len(docs))
+            raise ValueError("ranked_cosines: the doc_rows are not ascending")
+        query_matrix = _vectors(queries.values, len(rows), "query")
+        document_matrix = _vectors(documents.values, len(docs), "document")
+        if query_matrix.shape[1] != document_matrix.shape[1]:
+            raise ValueError("ranked_cosines: the query and document vectors differ in length")
+        matrix = inner_products(query_matrix, document_matrix)
         keys = float_order(matrix)
         positions = sort_descending(keys, position_bits(len(docs)))
         ranked = np.take_along_axis(matrix, positions, axis=1)

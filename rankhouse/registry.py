@@ -424,11 +424,12 @@ def core() -> None:
                  "BM25's full ranking of a part of the queries (seed 004; sql/macros/bm25.sql's bm25_full_ranking): "
                  "(queries with their term indices, every term's postings, the number of documents) -> "
                  "(query_row, doc_row, score, rank) as parallel lists", arrow=True),
-        Function("ranked_scores", "rankhouse.ranking:ranked_scores_udf", ("BIGINT[]", "BIGINT[]", "FLOAT[][]"),
+        Function("ranked_cosines", "rankhouse.ranking:ranked_cosines_udf",
+                 ("BIGINT[]", "FLOAT[][]", "BIGINT[]", "FLOAT[][]"),
                  "STRUCT(query_row BIGINT[], doc_row BIGINT[], score FLOAT[], rank BIGINT[])",
-                 "the full rankings of a part of the queries, by score descending, then doc_row (the seed order): "
-                 "(query rows, doc_rows ascending, each query's scores in doc_row order) -> (query_row, doc_row, "
-                 "score, rank) as parallel lists", arrow=True),
+                 "the full rankings of a part of the queries by inner product (list_inner_product's bits) "
+                 "descending, then doc_row (the seed order): (query rows, their vectors, doc_rows ascending, "
+                 "their vectors) -> (query_row, doc_row, score, rank) as parallel lists", arrow=True),
         Writer("trec", "rankhouse.study.trec"),
         ReportKind("trec", ("results", "rankhouse.report.sections:per_query_section"),
                    note="Means over the queries (trec_eval's summary), counts summed."),

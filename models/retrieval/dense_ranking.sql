@@ -1,20 +1,21 @@
 -- name: dense_ranking
--- version: 4
+-- version: 5
 -- stage: prepare
 -- grain: query_row, rank
 -- audits:
 -- parameters: corpus = "banking77"
--- functions: ranked_scores
+-- functions: ranked_cosines
 -- depends_on: models.dense_scores
 -- row_order: any
--- dialect: duckdb: FLOAT[384] vectors, list_inner_product and the Python function ranked_scores
+-- dialect: duckdb: FLOAT[384] vectors, list_inner_product and the Python function ranked_cosines
 -- description: The full dense ranking: every document for every query by cosine descending, exact
 --   ties by the document's row index (the tie rule of seed 004). A table, so that the 30.8M cosines
 --   of BANKING77 are computed once: the runs are its first documents (retrieval_runs), evaluate
 --   finds the judged documents' ranks in it (judged_ranking), and a freeze identifies it by its
 --   fingerprint and row digest. One corpus (the parameter) per table, so the corpus is no column
 --   (retrieval_rankings names it): a constant text column of 30.8M rows costs time to write
---   (docs/performance.md). The cosines are dense_scores' (the same list_inner_product, to the bit), one
---   list per query, ranked by ranked_scores (rankhouse/ranking.py, in NumPy) rather than a window sort.
+--   (docs/performance.md). The cosines are dense_scores' to the bit (list_inner_product's fused
+--   multiply-adds, by BLAS where it gives those bits, checked against DuckDB on every call), ranked by
+--   ranked_cosines (rankhouse/ranking.py, in NumPy) rather than a window sort.
 --   depends_on keeps dense_scores (the same scores as a view, for queries and tests) built with it.
 {{ dense_full_ranking(corpus) }}

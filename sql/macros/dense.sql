@@ -40,12 +40,13 @@ UNION ALL
 {%- endmacro %}
 
 {#- The full dense ranking of `corpus` (query_row, doc_row, score, rank: every document for every query, by
-    cosine descending, exact ties by doc_row ascending): the cosines `cosines` computes, to the bit (the
-    same list_inner_product over the same lists), ranked in the seed order (full_ranking) by the Python
-    function ranked_scores (rankhouse/ranking.py), which a model calling this names in its `functions:`.
-    Each query's cosines are one list, in doc_row order (list_transform over the documents' vectors), so
-    that they need no sort to reach the function; the queries go in `parts` (by query_row modulo `parts`),
-    each part a pipeline and one call of its own, run on as many threads as DuckDB has. -#}
+    cosine descending, exact ties by doc_row ascending): the cosines `cosines` computes, to the bit
+    (list_inner_product's), ranked in the seed order (full_ranking) by the Python function ranked_cosines
+    (rankhouse/ranking.py: the products by BLAS where this machine's BLAS gives list_inner_product's bits,
+    checked against DuckDB on every call, else DuckDB's own), which a model calling this names in its
+    `functions:`. The documents' vectors are one list in doc_row order, so that they need no sort to reach
+    the function; the queries go in `parts` (by query_row modulo `parts`), each part one row of lists, a
+    pipeline and one call of its own, run on as many threads as DuckDB has. -#}
 {% macro dense_full_ranking(corpus, parts=16) -%}
 WITH documents AS (
     SELECT
@@ -56,21 +57,21 @@ WITH documents AS (
     WHERE d.corpus = {{ corpus | literal }}
 ),
 
-queries AS (
-    SELECT q.query_row, CAST(v.vector AS FLOAT[]) AS vector
+parts AS (
+    SELECT
+        q.query_row % {{ parts }} AS part,
+        list(q.query_row ORDER BY q.query_row) AS query_rows,
+        list(CAST(v.vector AS FLOAT[]) ORDER BY q.query_row) AS vectors
     FROM models.queries AS q
     JOIN models.query_vectors AS v ON v.corpus = q.corpus AND v.qid = q.qid
     WHERE q.corpus = {{ corpus | literal }}
+    GROUP BY part
 )
 
 {% call(part) ranked_parts(parts) -%}
-SELECT ranked_scores(
-    list(q.query_row ORDER BY q.query_row),
-    any_value(d.doc_rows),
-    list(list_transform(d.vectors, lambda v: list_inner_product(q.vector, v)) ORDER BY q.query_row)
-) AS r
-FROM queries AS q
+SELECT ranked_cosines(p.query_rows, p.vectors, d.doc_rows, d.vectors) AS r
+FROM parts AS p
 CROSS JOIN documents AS d
-WHERE q.query_row % {{ parts }} = {{ part }}
+WHERE p.part = {{ part }}
 {%- endcall %}
 {%- endmacro %}

@@ -32,7 +32,7 @@ SELECT
 FROM scores
 {%- endmacro %}
 
-{#- A full ranking computed in parts by a Python function (bm25_full_ranking, ranked_scores): the caller
+{#- A full ranking computed in parts by a Python function (bm25_full_ranking, ranked_cosines): the caller
     renders, for each part from 0 to `parts` - 1, the SELECT of one row whose column `r` is the part's
     ranking as parallel lists (query_row, doc_row, score, rank); these are unnested into rows, and the
     parts, each a pipeline of its own, run on as many threads as DuckDB has. -#}

@@ -33,7 +33,7 @@ def test_register_accepts_a_function_the_connection_already_has_from_elsewhere()
 
 def test_register_refuses_an_unknown_name_and_lists_the_known_ones():
     known = ", ".join(sorted(FUNCTIONS))
-    assert {"bm25_full_ranking", "ranked_scores", "evidence_greedy", "semantic_chunks"} <= set(FUNCTIONS)
+    assert {"bm25_full_ranking", "ranked_cosines", "evidence_greedy", "semantic_chunks"} <= set(FUNCTIONS)
     with pytest.raises(RankhouseError, match=f"no SQL function 'nope' is registered; known: {known}"):
         register(duckdb.connect(), ("nope",))
 
@@ -90,4 +90,4 @@ def test_the_full_rankings_functions_code_is_their_modules():
 
     assert sorted(functions._sources("rankhouse.bm25")) == ["rankhouse.bm25", "rankhouse.ranking"]
     assert sorted(functions._sources("rankhouse.ranking")) == ["rankhouse.ranking"]
-    assert functions.code_digest("bm25_full_ranking") != functions.code_digest("ranked_scores")
+    assert functions.code_digest("bm25_full_ranking") != functions.code_digest("ranked_cosines")

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from rankhouse import ranking
 from rankhouse.loaders import load_documents, load_queries
 from rankhouse.paths import ROOT
 from rankhouse.vectors import encode_corpus
@@ -88,3 +89,59 @@ def test_the_numpy_ranking_is_the_windows_to_the_bit(small, ranking, scores):
         "SELECT (SELECT count(*) FROM models.queries), (SELECT count(*) FROM models.documents)"
     )[0]
     assert ours.num_rows == queries * documents
+
+
+def _unit_vectors(rows: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((rows, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_inner_products_are_list_inner_products_to_the_bit():
+    """ranked_cosines' products are DuckDB's list_inner_product's, bit for bit, on vectors like MiniLM's
+    (unit length, 384 components, no exact ties): 23 queries x 1,001 documents (neither a multiple of a
+    BLAS kernel's block)."""
+    queries, documents = _unit_vectors(23, 1), _unit_vectors(1_001, 2)
+    with Warehouse(":memory:") as wh:
+        wh.con.register("q", pa.table({"i": np.arange(23), "v": [list(map(float, v)) for v in queries]}))
+        wh.con.register("d", pa.table({"j": np.arange(1_001), "v": [list(map(float, v)) for v in documents]}))
+        found = wh.con.execute(
+            "SELECT list_inner_product(q.v::FLOAT[], d.v::FLOAT[]) AS p FROM q CROSS JOIN d ORDER BY q.i, d.j"
+        ).fetchnumpy()["p"]
+    expected = np.asarray(found, dtype=np.float32).reshape(23, 1_001)
+    ours = ranking.inner_products(queries, documents)
+    assert np.array_equal(ours.view(np.uint32), expected.view(np.uint32))
+    # a product of another order differs in most pairs: this data tells the orders apart
+    assert np.count_nonzero((queries.astype(np.float64) @ documents.T.astype(np.float64)).astype(np.float32) != ours)
+
+
+def test_a_blas_of_other_bits_gives_way_to_duckdbs_own(monkeypatch):
+    """Where this machine's BLAS does not give list_inner_product's bits (here one product off by one unit
+    in the last place, in the probed last query), every product is DuckDB's own."""
+    queries, documents = _unit_vectors(9, 3), _unit_vectors(50, 4)
+    exact = ranking.duckdb_products(queries, documents)
+
+    def off_by_one(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        products = exact.copy()
+        products[-1, 7] = np.nextafter(products[-1, 7], np.float32(2))
+        return products
+
+    monkeypatch.setattr(ranking, "blas_products", off_by_one)
+    assert np.array_equal(ranking.inner_products(queries, documents).view(np.uint32), exact.view(np.uint32))
+    # where BLAS agrees (here a BLAS that gives DuckDB's bits), DuckDB computes only the probe: the first
+    # and last query's products (OpenBLAS's own kernel for matrices this small is not one of them)
+    probed, duckdbs = [], ranking.duckdb_products
+    monkeypatch.setattr(ranking, "blas_products", lambda q, d: exact.copy())
+    monkeypatch.setattr(ranking, "duckdb_products", lambda q, d: probed.append(len(q)) or duckdbs(q, d))
+    assert np.array_equal(ranking.inner_products(queries, documents).view(np.uint32), exact.view(np.uint32))
+    assert probed == [2]
+
+
+def test_ranked_cosines_refuses_vectors_of_two_lengths():
+    rows, docs = pa.array([[0]], pa.list_(pa.int64())), pa.array([[0, 1]], pa.list_(pa.int64()))
+    queries = pa.array([[[1.0, 0.0]]], pa.list_(pa.list_(pa.float32())))
+    documents = pa.array([[[1.0, 0.0], [1.0]]], pa.list_(pa.list_(pa.float32())))
+    with pytest.raises(ValueError, match="not all of one length"):
+        ranking.ranked_cosines_udf(rows, queries, docs, documents)
+    documents = pa.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], pa.list_(pa.list_(pa.float32())))
+    with pytest.raises(ValueError, match="differ in length"):
+        ranking.ranked_cosines_udf(rows, queries, docs, documents)
