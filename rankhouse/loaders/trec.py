@@ -251,6 +251,10 @@ def _ahead(items: Iterator[T]) -> Generator[T, None, None]:
             handoff.put((done, None))
         except BaseException as exc:  # handed to the caller, raised there
             handoff.put((done, exc))
+        finally:  # a stage before this one (another _ahead) stops too, now, not when collected
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     worker = threading.Thread(target=produce, name="rankhouse-fast-reader", daemon=True)
     worker.start()
@@ -274,18 +278,26 @@ def _ahead(items: Iterator[T]) -> Generator[T, None, None]:
 
 def _simple_tables(scan: SimpleScan, fmt: TrecFormat, blocks: QueryBlocks | None) -> Generator[pa.Table, None, None]:
     """The parsed chunks of a simple file (_parse_chunk), read, scanned and parsed in a thread one chunk
-    ahead of the caller; with `blocks`, each run chunk's query blocks are found on the way."""
+    ahead of the caller; with `blocks`, each run chunk's query blocks are found on the way, in a second
+    thread, a chunk behind the parsing and a chunk ahead of the caller (one thread doing both was the
+    load's slowest stage: DuckDB waited for it; docs/performance.md)."""
 
-    def parsed() -> Iterator[pa.Table]:
+    def parsed() -> Iterator[tuple[pa.Table, int]]:
         first_line = 1
         for chunk in whole_lines(scan, FAST_BLOCK):
             table = _parse_chunk(chunk, fmt, scan.separator, first_line)
+            yield table, first_line
+            first_line += table.num_rows
+
+    def blocked(tables: Iterator[tuple[pa.Table, int]]) -> Iterator[pa.Table]:
+        for table, first_line in tables:
             if blocks is not None:
                 blocks.add(table["f1"], table["f3"], table["f5"], first_line)
-            first_line += table.num_rows
             yield table
 
-    return _ahead(parsed())
+    if blocks is None:
+        return _ahead(table for table, _ in parsed())
+    return _ahead(blocked(_ahead(parsed())))
 
 
 class _NotSimple(Exception):
