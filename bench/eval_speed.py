@@ -24,6 +24,7 @@ median with every run beside it; ranx runs once (a run is two calls, and takes m
 
     [TREC_EVAL=/path/to/trec_eval] python bench/eval_speed.py [--queries 10000 20000 40000] [--docs 1000]
         [--repeat 3] [--out bench/out] [--write-docs]
+    python bench/eval_speed.py --from-results bench/out/eval_speed.json --write-docs   # an earlier run's section
 """
 
 from __future__ import annotations
@@ -374,10 +375,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of rankhouse and pytrec_eval per size (median)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     add_write_docs_option(parser)
+    parser.add_argument("--from-results", type=Path, metavar="FILE", help="measure nothing: an earlier --out file")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.from_results:
+        text = section(json.loads(args.from_results.read_text()))
+        print(text)
+        if args.write_docs:
+            rewrite_section(peers.PERFORMANCE, "eval_speed.py", text + "\n")
+            print(f"rewrote {peers.PERFORMANCE}'s eval_speed.py section", file=sys.stderr)
         return
     target = results_file(args.out, "eval_speed")  # refused here, before anything is measured
     systems = [s for s in SYSTEMS if installed(MODULES[s])]

@@ -4,6 +4,7 @@ means, and its tables show the floor and, with TREC_EVAL, the whole processes (o
 from __future__ import annotations
 
 import importlib
+import json
 
 import pytest
 
@@ -51,3 +52,12 @@ def test_the_tables_show_the_floor_and_the_whole_processes(bench):
     text = bench.section(results(processes=False))
     assert "trec_eval (the C program): TREC_EVAL not set, whole processes left out." in text
     assert "Whole process" not in text
+
+
+def test_from_results_renders_an_earlier_run_and_measures_nothing(bench, tmp_path, monkeypatch, capsys):
+    earlier = tmp_path / "eval_speed.json"
+    earlier.write_text(json.dumps(results(processes=True)))
+    monkeypatch.setattr(bench, "measure", lambda *a, **k: pytest.fail("measured"))
+    monkeypatch.setattr("sys.argv", ["eval_speed.py", "--from-results", str(earlier)])
+    bench.main()
+    assert bench.section(results(processes=True)) in capsys.readouterr().out
