@@ -116,7 +116,8 @@ def test_inner_products_are_list_inner_products_to_the_bit():
 
 def test_a_blas_of_other_bits_gives_way_to_duckdbs_own(monkeypatch):
     """Where this machine's BLAS does not give list_inner_product's bits (here one product off by one unit
-    in the last place, in the probed last query), every product is DuckDB's own."""
+    in the last place: of the last query, or of a middle query with the first document), every product is
+    DuckDB's own."""
     queries, documents = _unit_vectors(9, 3), _unit_vectors(50, 4)
     exact = ranking.duckdb_products(queries, documents)
 
@@ -127,13 +128,23 @@ def test_a_blas_of_other_bits_gives_way_to_duckdbs_own(monkeypatch):
 
     monkeypatch.setattr(ranking, "blas_products", off_by_one)
     assert np.array_equal(ranking.inner_products(queries, documents).view(np.uint32), exact.view(np.uint32))
-    # where BLAS agrees (here a BLAS that gives DuckDB's bits), DuckDB computes only the probe: the first
-    # and last query's products (OpenBLAS's own kernel for matrices this small is not one of them)
+
+    # a middle query off (a kernel of its own where threads split the rows): its products with the
+    # first and last documents are probed too
+    def middle_off(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        products = exact.copy()
+        products[4, 0] = np.nextafter(products[4, 0], np.float32(2))
+        return products
+
+    monkeypatch.setattr(ranking, "blas_products", middle_off)
+    assert np.array_equal(ranking.inner_products(queries, documents).view(np.uint32), exact.view(np.uint32))
+    # where BLAS agrees (here a BLAS that gives DuckDB's bits), DuckDB computes only the probe (OpenBLAS's
+    # own kernel for matrices this small is not one of them)
     probed, duckdbs = [], ranking.duckdb_products
     monkeypatch.setattr(ranking, "blas_products", lambda q, d: exact.copy())
     monkeypatch.setattr(ranking, "duckdb_products", lambda q, d: probed.append(len(q)) or duckdbs(q, d))
     assert np.array_equal(ranking.inner_products(queries, documents).view(np.uint32), exact.view(np.uint32))
-    assert probed == [2]
+    assert probed == [2, 9]  # the first and last query with every document, every query with the edges
 
 
 def test_ranked_cosines_refuses_vectors_of_two_lengths():
