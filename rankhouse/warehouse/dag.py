@@ -340,11 +340,15 @@ class Project:
 
     def computes_array_aggregate(self, name: str) -> bool:
         """Whether computing `name` computes a model marked `aggregate: array`: the model itself, or
-        one it reads through views (a view is computed by the statement that reads it)."""
+        one its SQL reads through views (a view is computed by the statement that reads it); a model its
+        header's depends_on names but its SQL does not read is built before it, not computed by it."""
         if self.models[name].aggregate == "array":
             return True
+        read = analysed(self.models[name], self.params).references
         return any(
-            self.models[parent].materialized == "view" and self.computes_array_aggregate(parent)
+            f"models.{parent}" in read
+            and self.models[parent].materialized == "view"
+            and self.computes_array_aggregate(parent)
             for parent in self.parents[name]
         )
 

@@ -223,6 +223,8 @@ def test_only_statements_computing_an_array_aggregate_raise_the_perfect_hash_thr
     model(tmp_path, "reader", "SELECT run_id, n FROM models.summed")
     model(tmp_path, "own", "SELECT run_id, count(*) AS n FROM raw.runs GROUP BY run_id", extra="-- aggregate: array")
     model(tmp_path, "plain", "SELECT run_id FROM models.own")
+    # built after the view, not reading it (bm25_ranking and bm25_scores): not computed by its statement
+    model(tmp_path, "after", "SELECT DISTINCT run_id FROM raw.runs", extra="-- depends_on: models.summed")
     project = Project.load(tmp_path)
     seen: dict[str, int] = {}
     run = wh.sql
@@ -239,9 +241,13 @@ def test_only_statements_computing_an_array_aggregate_raise_the_perfect_hash_thr
     Runner(wh, project).run(project.select(None))
     raised = perfect_hash_bits(wh.con)
     assert 12 < raised <= 26  # this machine has the memory for more than DuckDB's default
-    assert [project.computes_array_aggregate(m) for m in ("reader", "own", "plain")] == [True, True, False]
+    computes = [project.computes_array_aggregate(m) for m in ("reader", "own", "plain", "after")]
+    assert computes == [True, True, False, False]
+    assert "summed" in project.parents["after"]  # built after it all the same
     assert seen["reader"] == seen["own"] == raised
-    assert seen["summed"] == seen["plain"] == PERFECT_HASH_DEFAULT_BITS  # a view is not computed when made
+    assert (
+        seen["summed"] == seen["plain"] == seen["after"] == PERFECT_HASH_DEFAULT_BITS
+    )  # a view: not computed when made
     assert run("SELECT current_setting('perfect_ht_threshold')") == [(PERFECT_HASH_DEFAULT_BITS,)]
 
 
