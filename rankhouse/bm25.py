@@ -23,6 +23,7 @@ import pyarrow as pa
 from rankhouse.ranking import (
     empty,
     fields,
+    numbers,
     offsets,
     position_bits,
     ranking_lists,
@@ -117,7 +118,7 @@ def full_ranking_udf(queries: pa.Array, postings: pa.Array, documents: pa.Array)
         if len(docs) != len(units) or not np.array_equal(offsets(doc_rows), offsets(weight_units)):
             raise ValueError("bm25_full_ranking: a term's doc_rows and weight_units differ in length")
         ranking = rank_part(
-            part["query_row"].to_numpy(zero_copy_only=False),
+            numbers(part["query_row"]),
             offsets(query_terms),
             values(query_terms, np.int64),
             offsets(doc_rows),
