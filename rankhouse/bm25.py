@@ -37,7 +37,6 @@ EXACT_UNITS = 1 << 52  # below this many units (score < 4,503) distinct unit sum
 BLOCK = 64  # queries summed and sorted at a time: 64 x N doubles (5 MB at N = 10,003)
 
 COLUMNS = (("query_row", pa.int32()), ("doc_row", pa.int32()), ("score", pa.float64()), ("rank", pa.int64()))
-RETURNS = "STRUCT(query_row INTEGER[], doc_row INTEGER[], score DOUBLE[], rank BIGINT[])"
 
 
 def rank_part(
@@ -91,13 +90,8 @@ def rank_part(
     return tuple(ranking_lists(query_rows, order, scores, COLUMNS))
 
 
-QUERIES = "STRUCT(query_row INTEGER, terms INTEGER[])[]"
-POSTINGS = "STRUCT(doc_rows INTEGER[], weight_units BIGINT[])[]"
-PARAMETERS = (QUERIES, POSTINGS, "BIGINT")
-
-
 def full_ranking_udf(queries: pa.Array, postings: pa.Array, documents: pa.Array) -> pa.Array:
-    """The SQL function bm25_full_ranking(queries, postings, documents) (signature: PARAMETERS, RETURNS): per
+    """The SQL function bm25_full_ranking(queries, postings, documents) (its signature: rankhouse/registry.py): per
     row, the full ranking (rank_part) of a part's queries, each with the indices of its terms in
     `postings`, every term's documents and weight units, over `documents` documents numbered from 0."""
     results = []

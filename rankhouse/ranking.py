@@ -18,10 +18,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from rankhouse.arrays import NUMPY_TYPES, int64_array, numpy_array, numpy_numbers
+
 
 def numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """An int32, int64, float32 or float64 Arrow array's values as a NumPy array over its buffer (to_numpy's
-    first call imports pandas: 0.25 s of a cold demo); a NULL among them is refused.
+    """An int32, int64, float32 or float64 array of a function's input as a NumPy array over its buffer
+    (numpy_numbers), a NULL among them refused.
 
     >>> numbers(pa.chunked_array([[1, 2], [3]])).tolist(), numbers(pa.array([0.5, 1.5], pa.float32()).slice(1)).tolist()
     ([1, 2, 3], [1.5])
@@ -29,8 +31,7 @@ def numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
     if array.null_count:
         raise ValueError("a NULL where the function takes numbers")
-    dtype = _dtype(array.type)
-    return np.frombuffer(array.buffers()[1], dtype, count=len(array), offset=array.offset * dtype.itemsize)
+    return numpy_numbers(array)
 
 
 def values(array: pa.Array, dtype: type) -> np.ndarray:
@@ -84,35 +85,29 @@ def ranking_lists(
     """A part's ranking as four flat arrays (query_row, doc_row, score, rank) of `columns`' types, from its
     queries' rows and the (queries x documents) doc_rows and scores in rank order."""
     n, documents = doc_rows.shape
-    rows = np.empty((n, documents), dtype=_dtype(columns[0][1]))
+    rows = np.empty((n, documents), dtype=NUMPY_TYPES[columns[0][1]])
     rows[:] = query_rows.astype(rows.dtype)[:, None]
-    ranks = np.empty((n, documents), dtype=_dtype(columns[3][1]))
+    ranks = np.empty((n, documents), dtype=NUMPY_TYPES[columns[3][1]])
     ranks[:] = np.arange(1, documents + 1, dtype=ranks.dtype)
-    return [rows.ravel(), doc_rows.astype(_dtype(columns[1][1]), copy=False).ravel(),
-            scores.astype(_dtype(columns[2][1]), copy=False).ravel(), ranks.ravel()]  # fmt: skip
-
-
-def _dtype(kind: pa.DataType) -> np.dtype:
-    return np.dtype(
-        {pa.int32(): np.int32, pa.int64(): np.int64, pa.float32(): np.float32, pa.float64(): np.float64}[kind]
-    )
+    return [rows.ravel(), doc_rows.astype(NUMPY_TYPES[columns[1][1]], copy=False).ravel(),
+            scores.astype(NUMPY_TYPES[columns[2][1]], copy=False).ravel(), ranks.ravel()]  # fmt: skip
 
 
 def empty(columns: tuple[tuple[str, pa.DataType], ...]) -> list[np.ndarray]:
     """No ranked pair (a part without queries or documents): empty lists, which unnest to no row."""
-    return [np.empty(0, _dtype(kind)) for _, kind in columns]
+    return [np.empty(0, NUMPY_TYPES[kind]) for _, kind in columns]
 
 
 def struct_of_lists(results: list[list[np.ndarray]], columns: tuple[tuple[str, pa.DataType], ...]) -> pa.Array:
     """One struct of parallel lists per result (a row of the function's input), built over the NumPy
-    buffers (pa.array would import pandas)."""
+    buffers (numpy_array)."""
     bounds = np.zeros(len(results) + 1, dtype=np.int64)
     np.cumsum([len(r[0]) for r in results], out=bounds[1:])
     children = []
     for column, (_, kind) in enumerate(columns):
-        parts = [r[column] for r in results] or [np.empty(0, _dtype(kind))]
-        flat = (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(_dtype(kind), copy=False)
-        child = pa.Array.from_buffers(kind, len(flat), [None, pa.py_buffer(flat)])
+        parts = [r[column] for r in results] or [np.empty(0, NUMPY_TYPES[kind])]
+        flat = (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(NUMPY_TYPES[kind], copy=False)
+        child = numpy_array(flat)
         children.append(
             pa.LargeListArray.from_buffers(
                 pa.large_list(kind), len(results), [None, pa.py_buffer(bounds)], children=[child]
@@ -123,8 +118,6 @@ def struct_of_lists(results: list[list[np.ndarray]], columns: tuple[tuple[str, p
 
 # ranked_cosines: float32 inner products of unit vectors, every query's in the order of the documents' rows
 SCORE_COLUMNS = (("query_row", pa.int64()), ("doc_row", pa.int64()), ("score", pa.float32()), ("rank", pa.int64()))
-COSINES_RETURNS = "STRUCT(query_row BIGINT[], doc_row BIGINT[], score FLOAT[], rank BIGINT[])"
-COSINES_PARAMETERS = ("BIGINT[]", "FLOAT[][]", "BIGINT[]", "FLOAT[][]")
 
 
 def float_order(scores: np.ndarray) -> np.ndarray:
@@ -143,19 +136,15 @@ def float_order(scores: np.ndarray) -> np.ndarray:
 def duckdb_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
     """DuckDB's own list_inner_product of every query (a row of `queries`) with every document, as a
     (queries x documents) float32 matrix: the definition inner_products reproduces, computed by DuckDB on
-    a private in-memory connection of one thread, one per calling thread (about 1.5 microseconds a
+    a private in-memory connection of one thread, one per calling thread (about half a microsecond a
     product; opening a connection takes longer than a probe's 20,000 products)."""
     con = getattr(_private, "con", None)
     if con is None:
         con = _private.con = duckdb.connect(":memory:", config={"threads": 1})
     for name, matrix in (("rh_q", queries), ("rh_d", documents)):
-        flat = np.ascontiguousarray(matrix, dtype=np.float32).ravel()
-        vectors = pa.FixedSizeListArray.from_arrays(
-            pa.Array.from_buffers(pa.float32(), len(flat), [None, pa.py_buffer(flat)]), matrix.shape[1]
-        )
-        rows = np.arange(len(matrix), dtype=np.int64)
-        con.register(name, pa.table({"i": pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)]),
-                                     "v": vectors}))  # fmt: skip
+        vectors = pa.FixedSizeListArray.from_arrays(numpy_array(matrix.astype(np.float32).ravel()), matrix.shape[1])
+        rows = int64_array(np.arange(len(matrix)))
+        con.register(name, pa.Table.from_arrays([rows, vectors], names=["i", "v"]))
     try:
         found = con.sql(
             "SELECT list_inner_product(q.v::FLOAT[], d.v::FLOAT[]) AS p FROM rh_q AS q CROSS JOIN rh_d AS d "
@@ -198,9 +187,10 @@ def inner_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
     """
     products = blas_products(queries, documents)
     rows = sorted({0, len(queries) - 1})
-    columns = sorted(
-        set(range(min(PROBE_EDGE, len(documents)))) | set(range(max(0, len(documents) - PROBE_EDGE), len(documents)))
-    )
+    columns = [
+        *range(min(PROBE_EDGE, len(documents))),
+        *range(max(PROBE_EDGE, len(documents) - PROBE_EDGE), len(documents)),
+    ]
     agree = np.array_equal(products[rows].view(np.uint32), duckdb_products(queries[rows], documents).view(np.uint32))
     agree = agree and np.array_equal(
         products[:, columns].view(np.uint32), duckdb_products(queries, documents[columns]).view(np.uint32)
@@ -226,7 +216,7 @@ def ranked_cosines_udf(
     query_rows: pa.Array, query_vectors: pa.Array, doc_rows: pa.Array, doc_vectors: pa.Array
 ) -> pa.Array:
     """The SQL function ranked_cosines(query_rows BIGINT[], query_vectors FLOAT[][], doc_rows BIGINT[],
-    doc_vectors FLOAT[][]) (RETURNS COSINES_RETURNS): per row, its queries' full rankings by the inner
+    doc_vectors FLOAT[][]) (its signature: rankhouse/registry.py): per row, its queries' full rankings by the inner
     product of their vectors with the documents' (inner_products: list_inner_product's bits), descending;
     the doc_rows must be ascending, so that equal products are ranked by doc_row."""
     results = []

@@ -23,8 +23,8 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 
+from rankhouse.arrays import numpy_array
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders.lines import numpy_array
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.user_cache import code_signature, key_of, read_entry, write_entry
 from rankhouse.warehouse import Warehouse

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
+from rankhouse.arrays import numpy_numbers
 from rankhouse.errors import RankhouseError
-from rankhouse.loaders.lines import numpy_numbers
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
 

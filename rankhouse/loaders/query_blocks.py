@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankhouse.loaders.lines import int64_array, numpy_numbers
+from rankhouse.arrays import int64_array, numpy_numbers
 
 FLOAT_MAX = float(np.finfo(np.float32).max)  # DuckDB refuses to cast a larger double to FLOAT
 

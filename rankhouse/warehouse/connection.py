@@ -1106,12 +1106,14 @@ def text_lines(column: object) -> memoryview:
     offsets_type = np.int64 if pa.types.is_large_string(column.type) else np.int32
     _, offsets_buffer, data_buffer = column.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=offsets_type)[column.offset : column.offset + lines + 1]
-    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]] if data_buffer else b""
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]] if data_buffer else np.zeros(0, np.uint8)
+    )
     text = np.empty(len(data) + lines, dtype=np.uint8)
     newlines = offsets[1:] - offsets[0] + np.arange(lines)  # where each line's newline goes
     characters = np.ones(len(text), dtype=bool)
     characters[newlines] = False
-    text[characters] = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
+    text[characters] = data
     text[newlines] = 10
     return memoryview(text)
 
