@@ -39,22 +39,37 @@ def bootstrap_draws(units: int, replicates: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, units, size=(replicates, units), dtype=np.int32)
 
 
-def _plan_table(replicates: int, units: int, unit_column: str, **values: np.ndarray) -> pa.Table:
-    """A plan's rows as Arrow columns, replicate by replicate: replicate, `unit_column` (0 .. units - 1
-    within each replicate), then `values` ([replicates, units] arrays, flattened); built over numpy's
-    buffers (numpy_array: pa.table would import pandas).
+PLAN_BATCH_ROWS = 1 << 20  # about how many rows of a plan each Arrow batch holds (whole replicates)
 
-    >>> _plan_table(2, 3, "draw", item=np.arange(6, dtype=np.int32).reshape(2, 3)).to_pydict()["draw"]
-    [0, 1, 2, 0, 1, 2]
+
+def _plan_rows(replicates: int, units: int, unit_column: str, **values: np.ndarray) -> pa.RecordBatchReader:
+    """A plan's rows as a stream of Arrow batches, replicate by replicate: replicate, `unit_column`
+    (0 .. units - 1 within each replicate), then `values` ([replicates, units] arrays, flattened). Each
+    batch holds whole replicates, about PLAN_BATCH_ROWS rows, its columns made as DuckDB reads it: the
+    whole plan's replicate and unit columns at once were 250 MB of fresh memory for the demo's plan, and
+    0.5 s of its cold run (docs/performance.md). Built over numpy's buffers (numpy_array: pa.table would
+    import pandas).
+
+    >>> rows = _plan_rows(2, 3, "draw", item=np.arange(6, dtype=np.int32).reshape(2, 3)).read_all()
+    >>> rows.column_names, rows["draw"].to_pylist(), rows["replicate"].to_pylist()
+    (['replicate', 'draw', 'item'], [0, 1, 2, 0, 1, 2], [0, 0, 0, 1, 1, 1])
     """
-    shape = (replicates, units)
-    columns = {
-        "replicate": np.broadcast_to(np.arange(replicates, dtype=np.int32)[:, None], shape),
-        unit_column: np.broadcast_to(np.arange(units, dtype=np.int32), shape),
-        **values,
-    }
-    columns = {name: np.ascontiguousarray(array).ravel() for name, array in columns.items()}
-    return pa.Table.from_arrays([numpy_array(array) for array in columns.values()], names=list(columns))
+    values = {name: np.ascontiguousarray(array) for name, array in values.items()}
+    names = ["replicate", unit_column, *values]
+    step = max(1, PLAN_BATCH_ROWS // max(units, 1))
+    units_column = np.arange(units, dtype=np.int32)
+
+    def batch(first: int) -> pa.RecordBatch:
+        last = min(first + step, replicates)
+        columns = [
+            np.repeat(np.arange(first, last, dtype=np.int32), units),
+            np.tile(units_column, last - first),
+            *(array[first:last].ravel() for array in values.values()),
+        ]
+        return pa.RecordBatch.from_arrays([numpy_array(column) for column in columns], names=names)
+
+    schema = batch(0).schema if replicates else pa.schema([(name, pa.int32()) for name in names])
+    return pa.RecordBatchReader.from_batches(schema, (batch(first) for first in range(0, replicates, step)))
 
 
 PLANS = "plans"  # the user's cache folder of the digests seeded plans were seen to have
@@ -76,8 +91,8 @@ def _drawn(spec: dict, result: LoadResult) -> LoadResult:
     return result
 
 
-def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray, columns: Callable[[], pa.Table],
-           loader: str) -> LoadResult:  # fmt: skip
+def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray,
+           columns: Callable[[], pa.RecordBatchReader], loader: str) -> LoadResult:  # fmt: skip
     """Make (or keep, if identical) the seeded plan `plan` in `table` (columns after `plan`: those `columns()`
     makes, only when the plan is not kept), in one transaction; its SHA-256 over the spec and the drawn
     values goes to meta.sources, so that every model reading the plan is fingerprinted with it."""
@@ -85,11 +100,11 @@ def _store(wh: Warehouse, table: str, plan: str, spec: dict, values: np.ndarray,
     source = "generated: " + json.dumps(spec, sort_keys=True)
     if loaded_sha(wh, "meta.sources", table, plan) == digest:
         return LoadResult(table, plan, source, digest, 0, "unchanged")
-    columns = columns()
-    with wh.registered("rh_plan", columns):
+    rows = columns()
+    with wh.registered("rh_plan", rows):
         with wh.transaction():
             wh.sql(f"DELETE FROM {table} WHERE plan = ?", [plan])
-            wh.sql(f"INSERT INTO {table} SELECT ?, {', '.join(columns.column_names)} FROM rh_plan", [plan])
+            wh.sql(f"INSERT INTO {table} SELECT ?, {', '.join(rows.schema.names)} FROM rh_plan", [plan])
             record_source(wh, "meta.sources", table, plan, source, digest, values.size, loader)
     return LoadResult(table, plan, source, digest, values.size, "loaded")
 
@@ -102,7 +117,7 @@ def store_plan(wh: Warehouse, plan: str, units: int, replicates: int, seed: int)
     if kept is not None:
         return kept
     draws = bootstrap_draws(units, replicates, seed)
-    columns = partial(_plan_table, replicates, units, "draw", item=draws)  # made only if the plan is stored
+    columns = partial(_plan_rows, replicates, units, "draw", item=draws)  # made only if the plan is stored
     return _drawn(spec, _store(wh, "raw.resample_plans", plan, spec, draws, columns, "resample.bootstrap"))
 
 
@@ -142,7 +157,7 @@ def store_signs(wh: Warehouse, plan: str, signs: np.ndarray, spec: dict) -> Load
     signs = np.ascontiguousarray(signs, dtype=np.int8)
     if signs.ndim != 2 or not np.isin(signs, (-1, 1)).all():
         raise RankhouseError(f"a sign-flip plan is a [replicates, units] array of +1 and -1, not {signs.shape!r}")
-    columns = partial(_plan_table, signs.shape[0], signs.shape[1], "item", sign=signs)
+    columns = partial(_plan_rows, signs.shape[0], signs.shape[1], "item", sign=signs)
     return _store(wh, "raw.permutation_plans", plan, spec, signs, columns, "resample.sign_flip")
 
 
@@ -243,7 +258,7 @@ def store_block_plan(wh: Warehouse, plan: str, units: int, blocks: int, seed: in
     assigned = block_draws(units, blocks, seed)
     spec = {"kind": "query_blocks", "units": units, "blocks": blocks, "seed": seed,
             "rng": "numpy PCG64 permutation, dealt out in turn"}  # fmt: skip
-    columns = partial(_plan_table, 1, units, "draw", item=assigned[None, :])
+    columns = partial(_plan_rows, 1, units, "draw", item=assigned[None, :])
     return _store(wh, "raw.resample_plans", plan, spec, assigned, columns, "resample.query_blocks")
 
 
