@@ -27,6 +27,21 @@ def numpy_array(numbers: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(numbers.dtype), len(numbers), [None, pa.py_buffer(numbers)])
 
 
+def string_array(texts: list[str]) -> pa.Array:
+    """A string Arrow array of Python strings, built from their UTF-8 bytes and offsets (numpy_array's way
+    for text: pa.array would import pandas).
+
+    >>> string_array(["a", "", "é"]).to_pylist(), string_array(["a"]).type
+    (['a', '', 'é'], DataType(string))
+    """
+    encoded = [text.encode() for text in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    small = offsets[-1] < 2**31  # a string array's offsets are 32-bit; a large_string's 64-bit
+    kind, offsets = (pa.string(), offsets.astype(np.int32)) if small else (pa.large_string(), offsets)
+    return pa.Array.from_buffers(kind, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
 NUMPY_TYPES = {pa.float32(): np.float32, pa.float64(): np.float64, pa.int32(): np.int32, pa.int64(): np.int64}
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from rankhouse.arrays import numpy_numbers
+from rankhouse.arrays import numpy_array, numpy_numbers, string_array
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
@@ -25,7 +25,8 @@ KINDS = {
 
 
 def _vector_array(vectors: np.ndarray) -> pa.Array:
-    return pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), vectors.shape[1])
+    """The rows of a [texts, dim] matrix as fixed-size float32 lists (over its buffer: numpy_array)."""
+    return pa.FixedSizeListArray.from_arrays(numpy_array(vectors.astype(np.float32).ravel()), vectors.shape[1])
 
 
 @writes_inputs
@@ -39,7 +40,7 @@ def encode_into_cache(
     """Encode `texts` (whose SHA-256 are `shas`) and add them to raw.vector_cache under the encoder's
     fingerprint, in one transaction; return the vectors, one row per text."""
     fresh = encoder.encode(texts, progress=progress)
-    with wh.registered("rh_fresh", pa.table({"sha": shas, "vector": _vector_array(fresh)})):
+    with wh.registered("rh_fresh", pa.Table.from_arrays([string_array(shas), _vector_array(fresh)], ["sha", "vector"])):
         with wh.transaction():
             wh.sql(
                 "INSERT OR IGNORE INTO raw.vector_cache "
@@ -58,7 +59,7 @@ def cached_vectors(
     """Vectors of `texts` (float32, rows in order) through raw.vector_cache, encoding only the misses;
     and how many distinct texts were encoded. `progress` is told once at the end when nothing was."""
     shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-    with wh.registered("rh_wanted", pa.table({"sha": sorted(set(shas))})):
+    with wh.registered("rh_wanted", pa.Table.from_arrays([string_array(sorted(set(shas)))], ["sha"])):
         cached = dict(
             wh.sql(
                 "SELECT c.text_sha256, c.vector FROM raw.vector_cache AS c JOIN rh_wanted AS w "

@@ -15,8 +15,10 @@ import csv
 import io
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
+from rankhouse.arrays import numpy_array, string_array
 from rankhouse.errors import InputError
 from rankhouse.loaders.lines import without_bom
 from rankhouse.loaders.sources import LoadResult, loaded_sha, read_file, replace_named_rows, sha256_bytes, writes_inputs
@@ -69,16 +71,21 @@ def _load(wh: Warehouse, path: str | Path, name: str | None, table: str, meta: s
 
 
 def _texts(name: str, rows: list[tuple[int, str, str]]) -> pa.Table:
-    return pa.table({
-        "corpus": [name] * len(rows), "id": [str(i) for i in range(len(rows))],
-        "row_index": list(range(len(rows))), "text": [r[1] for r in rows],
-    })  # fmt: skip
+    """corpus, id, row_index and text of each row (built from buffers: pa.table would import pandas)."""
+    columns = [*_named_rows(name, len(rows)), numpy_array(np.arange(len(rows), dtype=np.int64)),
+               string_array([r[1] for r in rows])]  # fmt: skip
+    return pa.Table.from_arrays(columns, names=["corpus", "id", "row_index", "text"])
 
 
 def _classes(name: str, rows: list[tuple[int, str, str]]) -> pa.Table:
-    return pa.table(
-        {"corpus": [name] * len(rows), "id": [str(i) for i in range(len(rows))], "class": [r[2] for r in rows]}
-    )
+    """corpus, id and class of each row."""
+    columns = [*_named_rows(name, len(rows)), string_array([r[2] for r in rows])]
+    return pa.Table.from_arrays(columns, names=["corpus", "id", "class"])
+
+
+def _named_rows(name: str, rows: int) -> tuple[pa.Array, pa.Array]:
+    """The corpus (`name`) and the id ("0", "1", ...) of `rows` rows."""
+    return string_array([name] * rows), string_array([str(i) for i in range(rows)])
 
 
 @writes_inputs

@@ -156,8 +156,6 @@ def _increasing(keys: list[pa.Array]) -> bool:
     >>> _increasing([pa.array([1, 1, 2]), pa.array(["b", "c", "a"])]), _increasing([pa.array([1, 1])])
     (True, False)
     """
-    import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if any(k.null_count for k in keys):
@@ -165,11 +163,14 @@ def _increasing(keys: list[pa.Array]) -> bool:
     n = len(keys[0])
     if n < 2:
         return True
-    less, equal = pa.array(np.zeros(n - 1, dtype=bool)), pa.array(np.ones(n - 1, dtype=bool))
+    less = equal = None  # row i < row i + 1, row i = row i + 1, on the keys so far (pa.array imports pandas)
     for key in keys:
         before, after = key.slice(0, n - 1), key.slice(1)
-        less = pc.or_(less, pc.and_(equal, pc.less(before, after)))
-        equal = pc.and_(equal, pc.equal(before, after))
+        if less is None:
+            less, equal = pc.less(before, after), pc.equal(before, after)
+        else:
+            less = pc.or_(less, pc.and_(equal, pc.less(before, after)))
+            equal = pc.and_(equal, pc.equal(before, after))
     return bool(pc.all(less).as_py())
 
 
