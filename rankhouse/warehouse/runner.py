@@ -391,9 +391,7 @@ class Runner:
             if self.wh.gated():
                 raise ModelError(model.name, "is an evaluate model: it is built only once the labels gate is open")
             self.wh.open_gate()  # outside a study: evaluate models live beside the labels loaded outside one
-        from rankhouse.warehouse.render import render
-
-        sql = render(model, self.params)
+        sql = analysed(model, self.params).rendered  # render.render's SQL, kept with the model's analysis
         defined = [] if self._functions_checked else user_functions(self.wh)
         self._functions_checked = not defined
         if defined:

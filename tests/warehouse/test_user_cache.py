@@ -123,8 +123,20 @@ def test_another_rankhouse_version_names_another_entry(cache, models, monkeypatc
         lambda entry, key: json.dumps({**entry, "references": "raw.other"}),
         lambda entry, key: json.dumps({**entry, "canonical": None}),
         lambda entry, key: json.dumps({k: v for k, v in entry.items() if k != "references"}),
+        lambda entry, key: json.dumps({**entry, "rendered": ["SELECT 1"]}),
+        lambda entry, key: json.dumps({k: v for k, v in entry.items() if k != "rendered"}),  # a format-1 entry
     ],
-    ids=["not-json", "empty", "a-list", "foreign-key", "references-not-a-list", "no-text", "missing-field"],
+    ids=[
+        "not-json",
+        "empty",
+        "a-list",
+        "foreign-key",
+        "references-not-a-list",
+        "no-text",
+        "missing-field",
+        "rendered-not-text",
+        "no-rendered-sql",
+    ],  # fmt: skip
 )
 def test_a_damaged_or_foreign_entry_is_ignored_and_written_again(cache, models, monkeypatch, damage):
     expected = Project.load(models).references
@@ -135,6 +147,7 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_written_again(cache, models, 
     project = Project.load(models)
     assert project.references == expected == {name: fresh(project, name)[0] for name in project.models}
     assert analysis.analysed(project.models["top"], {}).canonical == fresh(project, "top")[1]
+    assert analysis.analysed(project.models["top"], {}).rendered == render(project.models["top"], {})
     assert all(entry["key"] == key for key, entry in entries(cache).items())  # rewritten whole
 
 
@@ -170,6 +183,32 @@ def test_the_study_machinery_imports_neither_sqlglot_nor_jinja2_when_the_analyse
     assert "sqlglot" in first.stdout  # analysed afresh
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert second.stdout.split() == ["[]"]
+
+
+def test_the_kept_sql_is_the_rendered_sql_that_a_build_runs(cache, models):
+    project = Project.load(models, params={"cutoff": 2})
+    kept = {e["rendered"] for e in entries(cache).values()}
+    assert kept == {render(m, project.params) for m in project.models.values()}
+    assert "score > 2" in analysis.analysed(project.models["top"], project.params).rendered
+
+
+def test_an_eval_with_its_models_analysed_imports_neither_sqlglot_nor_jinja2(tmp_path):
+    """The second `rankhouse eval` of a user runs every model's SQL as kept with its analysis: the same
+    values, and neither jinja2 nor sqlglot imported (about 0.1 s of an eval, docs/performance.md)."""
+    trec = Path(__file__).resolve().parents[1] / "fixtures" / "trec_eval"
+    code = (
+        "import sys\nfrom rankhouse.evaluation import evaluate\nfrom rankhouse.warehouse import Warehouse\n"
+        "with Warehouse(':memory:') as wh:\n"
+        f"    result = evaluate(wh, {str(trec / 'qrels.test')!r}, [{str(trec / 'results.test')!r}], ['AP', 'P.10'])\n"
+        "print(result.summary, sorted({m.split('.')[0] for m in sys.modules} & {'sqlglot', 'jinja2'}))"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.endswith("['jinja2', 'sqlglot']\n"), first.stdout  # analysed afresh
+    assert "'AP': 0.1785" in second.stdout and second.stdout.endswith(" []\n"), second.stdout
+    assert first.stdout.split("} ")[0] == second.stdout.split("} ")[0]  # the same values
 
 
 # -- seeded plans -------------------------------------------------------------------------------------------
