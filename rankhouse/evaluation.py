@@ -347,6 +347,8 @@ def read_results(
     for run in run_ids:
         for m in by_canonical.get(RUNID, []):
             summary[run][m.label] = run_tag(wh, run)
+        # the measures in the order asked for (DuckDB returns run_measures' rows in no fixed order)
+        summary[run] = {m.label: summary[run][m.label] for m in measures if m.label in summary[run]}
     return EvalResult(measures, run_ids, summary, per_query_values if per_query else None, zscores)
 
 
