@@ -1044,7 +1044,8 @@ class Warehouse:
         """Publish what this session wrote, close the connections and remove its scratch space."""
         try:
             if self.con is not None and self._main_con is not None and self.namespace:
-                self.close_gate()
+                # a throw-away warehouse's labels go with its scratch folder: nothing to publish them to
+                self.close_gate(publish_labels=not self.layout.in_memory)
                 self._leave_namespace()
         finally:
             if self._inputs_lock is not None:

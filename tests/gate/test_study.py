@@ -35,7 +35,7 @@ from rankhouse.errors import ModelError, RankhouseError
 from rankhouse.paths import STUDIES_DIR
 from rankhouse.study import Protocol, Study, study_models
 from rankhouse.study.freeze import CANONICAL_EXPORT_12G, canonical_sha256, table_digest, write_freeze
-from rankhouse.warehouse import Warehouse
+from rankhouse.warehouse import Warehouse, files
 from rankhouse.warehouse.dag import Project
 
 
@@ -580,3 +580,28 @@ def test_a_study_holds_only_the_models_it_needs_and_the_same_stages(name, wh):
     models = study.prepare_models + study.companions  # (an evaluate model's reads the labels, closed here)
     assert [study.runner().fingerprint(m) for m in models] == [whole.runner().fingerprint(m) for m in models]
     assert study.frozen_tables() == whole.frozen_tables()
+
+
+@pytest.mark.parametrize("db", [":memory:", "w.duckdb"])
+def test_only_a_warehouse_file_publishes_its_labels_when_it_closes(tmp_path, monkeypatch, db):
+    """A `:memory:` warehouse's labels live in its scratch folder, removed as it closes: publishing them there
+    first was 0.03 s of every `rankhouse eval` (docs/performance.md). A warehouse file's labels (the qrels
+    loaded, the evaluate models built beside them) are published, and read again by its next session."""
+    from rankhouse.loaders.trec import load_qrels
+
+    original, published = files.publish, []
+    monkeypatch.setattr(files, "publish", lambda copy, target: published.append(target) or original(copy, target))
+    path = db if db == ":memory:" else str(tmp_path / db)
+    with Warehouse(path) as wh:
+        load_qrels(wh, TREC / "qrels.test")
+        wh.open_gate()
+        judged = wh.sql("SELECT count(*) FROM gate.qrels")[0][0]
+        labels = wh.labels_path
+    assert judged > 0
+    if db == ":memory:":
+        assert published == [] and not Path(labels).exists()
+    else:
+        assert [str(p) for p in published][-1:] == [labels]
+        with Warehouse(path) as wh:
+            wh.open_gate()
+            assert wh.sql("SELECT count(*) FROM gate.qrels")[0][0] == judged
