@@ -27,6 +27,15 @@ def numpy_array(numbers: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(numbers.dtype), len(numbers), [None, pa.py_buffer(numbers)])
 
 
+def vector_array(matrix: np.ndarray) -> pa.Array:
+    """The rows of a [rows, dim] matrix as fixed-size float32 lists, over its buffer (numpy_array).
+
+    >>> vector_array(np.array([[1, 2], [3, 4]])).to_pylist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return pa.FixedSizeListArray.from_arrays(numpy_array(matrix.astype(np.float32).ravel()), matrix.shape[1])
+
+
 def string_array(texts: list[str]) -> pa.Array:
     """A string Arrow array of Python strings, built from their UTF-8 bytes and offsets (numpy_array's way
     for text: pa.array would import pandas).

@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from rankhouse.arrays import NUMPY_TYPES, int64_array, numpy_array, numpy_numbers
+from rankhouse.arrays import NUMPY_TYPES, int64_array, numpy_array, numpy_numbers, vector_array
 
 
 def numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -142,9 +142,8 @@ def duckdb_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
     if con is None:
         con = _private.con = duckdb.connect(":memory:", config={"threads": 1})
     for name, matrix in (("rh_q", queries), ("rh_d", documents)):
-        vectors = pa.FixedSizeListArray.from_arrays(numpy_array(matrix.astype(np.float32).ravel()), matrix.shape[1])
         rows = int64_array(np.arange(len(matrix)))
-        con.register(name, pa.Table.from_arrays([rows, vectors], names=["i", "v"]))
+        con.register(name, pa.Table.from_arrays([rows, vector_array(matrix)], names=["i", "v"]))
     try:
         found = con.sql(
             "SELECT list_inner_product(q.v::FLOAT[], d.v::FLOAT[]) AS p FROM rh_q AS q CROSS JOIN rh_d AS d "

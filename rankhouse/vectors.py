@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from rankhouse.arrays import numpy_array, numpy_numbers, string_array
+from rankhouse.arrays import numpy_numbers, string_array, vector_array
 from rankhouse.errors import RankhouseError
 from rankhouse.loaders.sources import LoadResult, loaded_sha, record_source, writes_inputs
 from rankhouse.warehouse import Warehouse
@@ -22,11 +22,6 @@ KINDS = {
     "documents": ("raw.documents", "doc_id", "raw.document_vectors"),
     "queries": ("raw.queries", "qid", "raw.query_vectors"),
 }
-
-
-def _vector_array(vectors: np.ndarray) -> pa.Array:
-    """The rows of a [texts, dim] matrix as fixed-size float32 lists (over its buffer: numpy_array)."""
-    return pa.FixedSizeListArray.from_arrays(numpy_array(vectors.astype(np.float32).ravel()), vectors.shape[1])
 
 
 @writes_inputs
@@ -40,7 +35,7 @@ def encode_into_cache(
     """Encode `texts` (whose SHA-256 are `shas`) and add them to raw.vector_cache under the encoder's
     fingerprint, in one transaction; return the vectors, one row per text."""
     fresh = encoder.encode(texts, progress=progress)
-    with wh.registered("rh_fresh", pa.Table.from_arrays([string_array(shas), _vector_array(fresh)], ["sha", "vector"])):
+    with wh.registered("rh_fresh", pa.Table.from_arrays([string_array(shas), vector_array(fresh)], ["sha", "vector"])):
         with wh.transaction():
             wh.sql(
                 "INSERT OR IGNORE INTO raw.vector_cache "
