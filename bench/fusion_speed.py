@@ -25,6 +25,10 @@ own VmHWM), one after the other, `--repeat` times round-robin (the tables give m
 mixture, fisher, stouffer) and seven rankings (the rules and each arm alone), the five rules' fused
 runs written; against ranx warm's two rules of (a).
 
+(c) the floor: rrf and rsf of (a) in one DuckDB statement from the two files (FLOOR_SQL: DuckDB's CSV
+reader, RRF summed in doubles, seed 003's tie order, no rule checked, only the rankings stored), then
+written by DuckDB's COPY: the least work the job needs on this machine.
+
 Each is reported from files to fused files and without writing (rankhouse: the fused rankings in the
 warehouse; ranx: the fused Runs in memory), since writing is a large share of either side (ranx's
 Run.save most of its time). rankhouse's time includes planning (reading the models), loading and
@@ -60,6 +64,7 @@ SHARED = 0.5  # correlation of the two arms' latent scores
 # arm: (lowest and highest per-query location, spread, shift of a relevant document in spreads)
 ARMS = {"bm25": (6.0, 14.0, 2.0, 2.5), "dense": (0.25, 0.55, 0.06, 2.0)}
 PAIRS = {"rrf": "rrf", "rsf": "wsum"}  # rankhouse rule -> the ranx run it is compared with
+FLOOR = "floor"
 
 
 def files(data: Path) -> dict[str, Path]:
@@ -190,11 +195,72 @@ def run_ranx(data: Path, fused: Path) -> dict:
     return {"seconds": warm["seconds"], "build": warm["build"], "warm": warm, "first_call": first}
 
 
+# The floor: rrf and rsf (k = 60, min-max over each arm's list) of the two run files in one DuckDB statement
+# with DuckDB's own CSV reader: each arm ranked in trec_eval's order (score descending, then docno
+# descending), RRF summed in doubles (not rankhouse's exact fractions), each rule ranked in seed 003's order
+# (score descending, the dense score descending, the document id), no rule checked, nothing but the
+# rankings stored.
+FLOOR_SQL = """
+CREATE TABLE fused AS
+WITH lines AS (
+    SELECT * FROM read_csv([$bm25, $dense], delim = ' ', header = false, quote = '', escape = '', filename = true,
+        columns = {'qid': 'VARCHAR', 'q0': 'VARCHAR', 'docno': 'VARCHAR', 'rank': 'BIGINT', 'score': 'DOUBLE',
+                   'tag': 'VARCHAR'})
+),
+arms AS (
+    SELECT filename = $dense AS dense, qid, docno, score,
+        row_number() OVER (PARTITION BY filename, qid ORDER BY score DESC, docno DESC) AS rank
+    FROM lines
+),
+ranges AS (
+    SELECT dense, qid, min(score) AS low, max(score) AS high FROM arms GROUP BY dense, qid
+),
+documents AS (
+    SELECT a.qid, a.docno, sum(1 / (60 + a.rank)) AS rrf,
+        sum(CASE WHEN r.high = r.low THEN 1 ELSE (a.score - r.low) / (r.high - r.low) END) AS rsf,
+        max(a.score) FILTER (WHERE a.dense) AS dense_score
+    FROM arms AS a JOIN ranges AS r ON r.dense = a.dense AND r.qid = a.qid
+    GROUP BY a.qid, a.docno
+),
+rules AS (
+    SELECT 'rrf' AS rule, qid, docno, rrf AS score, dense_score FROM documents
+    UNION ALL
+    SELECT 'rsf' AS rule, qid, docno, rsf AS score, dense_score FROM documents
+)
+SELECT rule, qid, docno, score,
+    row_number() OVER (PARTITION BY rule, qid ORDER BY score DESC, dense_score DESC NULLS LAST, docno) AS rank
+FROM rules
+"""
+FLOOR_NOTE = "DuckDB's CSV reader, RRF summed in doubles, no rule checked, only the rankings stored"
+FLOOR_WRITE = """
+COPY (
+    SELECT concat_ws(' ', qid, 'Q0', docno, rank, CAST(score AS VARCHAR), 'floor-' || rule)
+    FROM fused WHERE rule = $rule ORDER BY qid, rank
+) TO '{path}' (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')
+"""
+
+
+def run_floor(data: Path, fused: Path) -> dict:
+    """rrf and rsf from the two run files to their rankings in one DuckDB statement (FLOOR_SQL), then each
+    written by DuckDB's COPY: the least work the job needs here."""
+    import duckdb
+
+    paths = files(data)
+    start = time.perf_counter()
+    con = duckdb.connect()
+    con.execute(FLOOR_SQL, {"bm25": str(paths["bm25"]), "dense": str(paths["dense"])})
+    built = time.perf_counter()
+    for rule in PAIRS:
+        con.execute(FLOOR_WRITE.format(path=fused / f"floor.{rule}.run"), {"rule": rule})
+    return {"seconds": time.perf_counter() - start, "build": built - start}
+
+
 # system -> (what it needs installed, how it runs in its child process)
 SYSTEMS = {
     "rankhouse_two": ("rankhouse", lambda data, candidates, fused: run_rankhouse(data, candidates, fused, "two")),
     "rankhouse_all": ("rankhouse", lambda data, candidates, fused: run_rankhouse(data, candidates, fused, "all")),
     "ranx": ("ranx", lambda data, candidates, fused: run_ranx(data, fused)),
+    FLOOR: ("duckdb", lambda data, candidates, fused: run_floor(data, fused)),
 }
 
 
@@ -298,6 +364,10 @@ def section(results: dict) -> str:
                 ("first_call", "build"),
             ),
         ]
+    floor = runs.get(FLOOR)
+    if floor:
+        label = "one DuckDB statement (floor): rrf + rsf from the files, nothing checked, then COPY"
+        rows.append((label, floor, "seconds", "build"))
     warm = median(ranx, "seconds") if ranx else None
     warm_build = median(ranx, "build") if ranx else None
     lines += [
@@ -333,6 +403,26 @@ def section(results: dict) -> str:
             f"{'met' if b_build < warm_build else 'NOT met'}.",
             "",
         ]
+    if floor:
+        a, a_build = median(two, "seconds"), median(two, "build")
+        f, f_build = median(floor, "seconds"), median(floor, "build")
+        lines += [
+            f"The floor, rrf + rsf in one DuckDB statement from the two files ({FLOOR_NOTE}): rankhouse's rrf + rsf "
+            f"takes {a / f:.2f}x its time files to fused files and {a_build / f_build:.2f}x without writing."
+        ]
+        if ranx:
+            lines += [
+                f"Issue 39's goals are {warm / 10:.2f} s files to fused files (10x ranx warm: {warm / 10 / f:.2f}x the "
+                f"floor) and {warm_build / 3:.2f} s without writing (3x ranx warm: {warm_build / 3 / f_build:.2f}x the "
+                "floor)."
+            ]
+        for rule, check in results.get("floor_agreement", {}).items():
+            lines.append(
+                f"Top-10 agreement, rankhouse {rule} vs the floor's, {check['queries']} sampled queries: "
+                f"{check['identical']} identical, {check['up_to_ties']} identical up to the order of tied scores; "
+                f"largest score difference {check['max_score_gap']:.1e}."
+            )
+        lines.append("")
     lines += ["rankhouse, where the time goes (seconds, medians; a model's build includes its audits):", ""]
     lines += ["| step | rrf + rsf | all rules |", "| --- | ---: | ---: |"]
     lines.append(f"| read the models (plan_fusion) | {median(two, 'plan'):.2f} | {median(every, 'plan'):.2f} |")
@@ -419,11 +509,16 @@ def measure(args: argparse.Namespace) -> dict:
             )
     rng = np.random.default_rng(args.seed + 1)
     sample = {f"q{q}" for q in rng.choice(args.queries, min(args.sample, args.queries), replace=False)}
-    checks = {}
+    checks, checks_floor = {}, {}
     if "ranx" in systems:
         checks = {
             rule: agreement(fused / f"rankhouse.two.{rule}.run", fused / f"ranx.{peer}.run", sample)
             for rule, peer in PAIRS.items()
+        }
+    if FLOOR in systems:
+        checks_floor = {
+            rule: agreement(fused / f"rankhouse.two.{rule}.run", fused / f"{FLOOR}.{rule}.run", sample)
+            for rule in PAIRS
         }
     same = {
         rule: sha256(fused / f"rankhouse.two.{rule}.run") == sha256(fused / f"rankhouse.all.{rule}.run")
@@ -436,6 +531,7 @@ def measure(args: argparse.Namespace) -> dict:
         "missing": missing,
         "runs": runs,
         "agreement": checks,
+        "floor_agreement": checks_floor,
         "same_files": same,
     }
 
