@@ -251,7 +251,8 @@ def run_floor(data: Path, fused: Path) -> dict:
     con.execute(FLOOR_SQL, {"bm25": str(paths["bm25"]), "dense": str(paths["dense"])})
     built = time.perf_counter()
     for rule in PAIRS:
-        con.execute(FLOOR_WRITE.format(path=fused / f"floor.{rule}.run"), {"rule": rule})
+        path = str(fused / f"{FLOOR}.{rule}.run").replace("'", "''")  # a literal: COPY takes no parameter there
+        con.execute(FLOOR_WRITE.format(path=path), {"rule": rule})
     return {"seconds": time.perf_counter() - start, "build": built - start}
 
 

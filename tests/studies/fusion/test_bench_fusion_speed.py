@@ -39,7 +39,7 @@ def tiny_runs(bench, folder):
 
 def test_the_floor_ranks_as_rankhouse_does(bench, tmp_path):
     data = tiny_runs(bench, tmp_path)
-    fused = tmp_path / "fused"
+    fused = tmp_path / "fused's"  # a quote in the folder: COPY's path is an SQL literal
     fused.mkdir()
     bench.run_rankhouse(data, 40, fused, "two")
     floor = bench.run_floor(data, fused)
