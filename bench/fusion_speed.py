@@ -390,8 +390,8 @@ def section(results: dict) -> str:
             f"| {memory} |"
         )
     lines.append("")
+    a, a_build = median(two, "seconds"), median(two, "build")
     if ranx:
-        a, a_build = median(two, "seconds"), median(two, "build")
         b, b_build = median(every, "seconds"), median(every, "build")
         lines += [
             "Goals (issue 18), from these medians:",
@@ -405,7 +405,6 @@ def section(results: dict) -> str:
             "",
         ]
     if floor:
-        a, a_build = median(two, "seconds"), median(two, "build")
         f, f_build = median(floor, "seconds"), median(floor, "build")
         lines += [
             f"The floor, rrf + rsf in one DuckDB statement from the two files ({FLOOR_NOTE}): rankhouse's rrf + rsf "
